@@ -1,0 +1,86 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
+)
+
+// saslMechanismPlain must be sent upper-case: the server's SASL factory only
+// knows "PLAIN".
+const saslMechanismPlain = "PLAIN"
+
+// PlainToken builds the RFC 4616 PLAIN initial response with an empty
+// authorization id: NUL username NUL password.
+func PlainToken(username, password string) []byte {
+	tok := make([]byte, 0, 2+len(username)+len(password))
+	tok = append(tok, 0)
+	tok = append(tok, username...)
+	tok = append(tok, 0)
+	return append(tok, password...)
+}
+
+// ErrUnsupportedServer is wrapped when the server's API version ranges do not
+// overlap with the client's, or it reports an unexpected role.
+var ErrUnsupportedServer = errors.New("unsupported server")
+
+func (c *Conn) handshake(ctx context.Context) error {
+	req := &pb.ApiVersionsRequest{
+		ClientSoftwareName:    proto.String(c.cfg.ClientName),
+		ClientSoftwareVersion: proto.String(c.cfg.ClientVersion),
+	}
+	var resp pb.ApiVersionsResponse
+	if err := c.Call(ctx, APIVersions, req, &resp, WithVersion(0)); err != nil {
+		return fmt.Errorf("api versions: %w", err)
+	}
+	versions := make(map[APIKey]versionRange, len(resp.GetApiVersions()))
+	for _, v := range resp.GetApiVersions() {
+		versions[APIKey(v.GetApiKey())] = versionRange{min: int16(v.GetMinVersion()), max: int16(v.GetMaxVersion())}
+	}
+	st := ServerType(resp.GetServerType())
+	if c.cfg.ExpectedServerType != ServerTypeUnknown && st != ServerTypeUnknown && st != c.cfg.ExpectedServerType {
+		return fmt.Errorf("%w: expected a %s, the server says it is a %s", ErrUnsupportedServer, c.cfg.ExpectedServerType, st)
+	}
+	if len(versions) > 0 {
+		c.versions = versions
+	}
+	c.serverType = st
+
+	if c.cfg.SASL != nil {
+		if err := c.authenticate(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// authenticate runs SASL/PLAIN. Bad credentials (AUTHENTICATE_EXCEPTION) fail
+// at once; RETRIABLE_AUTHENTICATE_EXCEPTION is retried with backoff until ctx
+// (bounded by the dial timeout) ends.
+func (c *Conn) authenticate(ctx context.Context) error {
+	req := &pb.AuthenticateRequest{
+		Protocol: proto.String(saslMechanismPlain),
+		Token:    PlainToken(c.cfg.SASL.Username, c.cfg.SASL.Password),
+	}
+	var bo Backoff
+	for attempt := 0; ; attempt++ {
+		var resp pb.AuthenticateResponse
+		err := c.Call(ctx, Authenticate, req, &resp, WithVersion(0))
+		if err == nil {
+			// PLAIN completes in one round; 0.9 servers answer with an empty
+			// challenge.
+			return nil
+		}
+		if !errors.Is(err, errcode.RetriableAuthenticate) {
+			return fmt.Errorf("sasl/plain authentication as %q: %w", c.cfg.SASL.Username, err)
+		}
+		if serr := Sleep(ctx, bo.Delay(attempt)); serr != nil {
+			return fmt.Errorf("sasl/plain authentication as %q: %w (last error: %v)", c.cfg.SASL.Username, serr, err)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package flusstest
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestUniqueName(t *testing.T) {
+	valid := regexp.MustCompile(`^[A-Za-z0-9_]{1,200}$`)
+	seen := map[string]bool{}
+	for _, prefix := range []string{"orders", "my-table.v2", "", "__x", strings.Repeat("a", 300)} {
+		for i := 0; i < 3; i++ {
+			n := UniqueName(prefix)
+			if !valid.MatchString(n) {
+				t.Errorf("UniqueName(%q) = %q: not a valid Fluss name", prefix, n)
+			}
+			if strings.HasPrefix(n, "__") {
+				t.Errorf("UniqueName(%q) = %q starts with __ (reserved)", prefix, n)
+			}
+			if seen[n] {
+				t.Errorf("UniqueName(%q) = %q repeated", prefix, n)
+			}
+			seen[n] = true
+		}
+	}
+	if n := UniqueName("orders"); !strings.HasPrefix(n, "orders_") {
+		t.Errorf("UniqueName(orders) = %q, want the prefix kept", n)
+	}
+}
+
+func TestRepoRoot(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Errorf("RepoRoot() = %s, which has no go.mod: %v", root, err)
+	}
+}
+
+// TestSharedClusterAnswers checks that the shared cluster's bootstrap address
+// accepts TCP connections.
+func TestSharedClusterAnswers(t *testing.T) {
+	addr := Require(t)
+	dial(t, addr)
+	if again := Bootstrap(); again != addr {
+		t.Errorf("Bootstrap() = %q after Require returned %q", again, addr)
+	}
+}
+
+// TestOwnCluster starts a second cluster (two tablet servers, SASL) beside
+// the shared one, restarts a tablet server, talks to the cluster through the
+// Java tool with SASL credentials, and checks that Stop leaves neither a
+// process nor the directory behind.
+func TestOwnCluster(t *testing.T) {
+	c := StartCluster(t, Options{Tablets: 2, SASL: true, Conf: map[string]string{"log.segment.file-size": "1mb"}})
+	dial(t, c.Bootstrap)
+	dial(t, c.PlaintextBootstrap)
+	if c.Tablets != 2 || c.Version == "" || c.Dir == "" || c.Username == "" || c.Password == "" {
+		t.Errorf("cluster fields not filled in: %+v", c)
+	}
+	if shared := Require(t); shared == c.Bootstrap {
+		t.Errorf("own cluster has the shared cluster's address %s", shared)
+	}
+	conf, err := os.ReadFile(filepath.Join(c.Dir, "conf", "server.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(conf, []byte("log.segment.file-size: 1mb\n")) {
+		t.Errorf("server.yaml lacks the extra entry:\n%s", conf)
+	}
+
+	pids := c.Pids()
+	for _, name := range []string{"zookeeper", "coordinator", "tablet-0", "tablet-1", "watchdog"} {
+		if pids[name] == 0 || !ownedProcessAlive(pids[name], c.Dir) {
+			t.Fatalf("process %s (pid %d) is not running; pids %v", name, pids[name], pids)
+		}
+	}
+
+	// A controlled stop and a restart of tablet server 1.
+	if err := c.StopTabletServer(1); err != nil {
+		t.Fatal(err)
+	}
+	if ownedProcessAlive(pids["tablet-1"], c.Dir) {
+		t.Fatalf("tablet-1 (pid %d) still runs after StopTabletServer", pids["tablet-1"])
+	}
+	if err := c.StartTabletServer(1); err != nil {
+		t.Fatal(err)
+	}
+	restarted := c.Pids()["tablet-1"]
+	if restarted == pids["tablet-1"] || !ownedProcessAlive(restarted, c.Dir) {
+		t.Fatalf("tablet-1 not restarted: old pid %d, new pid %d", pids["tablet-1"], restarted)
+	}
+	pids["tablet-1"] = restarted
+
+	// The official client sees both tablet servers through the SASL listener.
+	c.RunJava(t, "wait-ready", "--tablets", "2")
+	c.RunJava(t, "create-database", UniqueName("flusstest"))
+	if tail := c.LogTail(5); !strings.Contains(tail, "coordinator.log") {
+		t.Errorf("LogTail does not show the coordinator log:\n%s", tail)
+	}
+
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for name, pid := range pids {
+		for ownedProcessAlive(pid, c.Dir) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %s (pid %d) still runs after Stop", name, pid)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if _, err := os.Stat(c.Dir); !os.IsNotExist(err) {
+		t.Errorf("cluster directory %s still exists after Stop (err %v)", c.Dir, err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+func dial(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("bootstrap %s does not answer: %v", addr, err)
+	}
+	conn.Close()
+}
+
+// ownedProcessAlive reports whether pid is a live (not zombie) process whose
+// command line names dir, so a recycled pid does not count.
+func ownedProcessAlive(pid int, dir string) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	proc := filepath.Join("/proc", strconv.Itoa(pid))
+	stat, err := os.ReadFile(filepath.Join(proc, "stat"))
+	if err != nil {
+		return false
+	}
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+		return false
+	}
+	cmdline, err := os.ReadFile(filepath.Join(proc, "cmdline"))
+	return err == nil && bytes.Contains(cmdline, []byte(dir))
+}
