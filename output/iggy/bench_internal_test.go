@@ -1,0 +1,54 @@
+package iggy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+)
+
+// BenchmarkGroupBatch measures what the output adds per message before the
+// SDK serialises it: destinations, validation and building Iggy messages.
+func BenchmarkGroupBatch(b *testing.B) {
+	payload := []byte(strings.Repeat("x", 1024))
+	for name, extra := range map[string]string{
+		"static":                  "",
+		"key+id+headers":          "partitioning: messages_key\nkey: '${! @k }'\nmessage_id: '${! @id }'\nheaders: {include_prefixes: [fluss_]}",
+		"interpolated_topic+part": "partitioning: partition_id\npartition: '${! @p }'",
+	} {
+		b.Run(name, func(b *testing.B) {
+			yaml := "username: u\npassword: p\nstream: s\ntopic: '${! @topic.or(\"t\") }'\n" + extra
+			if name == "static" {
+				yaml = "username: u\npassword: p\nstream: s\ntopic: t\n"
+			}
+			pc, err := Spec().ParseYAML(yaml, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			o, err := NewFromConfig(pc, service.MockResources())
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := make(service.MessageBatch, 100)
+			for i := range batch {
+				m := service.NewMessage(payload)
+				m.MetaSetMut("k", fmt.Sprint(i%8))
+				m.MetaSetMut("p", int64(i%4))
+				m.MetaSetMut("id", fmt.Sprint(i+1))
+				m.MetaSetMut("fluss_offset", int64(i))
+				m.MetaSetMut("fluss_table", "orders")
+				batch[i] = m
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				groups := o.groupBatch(batch, func(i int, err error) { b.Fatal(err) })
+				if len(groups) == 0 {
+					b.Fatal("no groups")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/msg")
+		})
+	}
+}

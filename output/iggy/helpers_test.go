@@ -1,0 +1,354 @@
+package iggy_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/iggy/foreign/go/client"
+	"github.com/apache/iggy/foreign/go/client/tcp"
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
+	"github.com/fluss-iggy/fluss-iggy/output/iggy"
+
+	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
+)
+
+// The suite runs against the in-process test server, or, unchanged, against
+// a real Iggy 0.8 server when IGGY_TCP_ADDRESS is set (with IGGY_USERNAME
+// and IGGY_PASSWORD, default iggy/iggy). Tests that need fault injection
+// skip only that part with a real server.
+
+func TestMain(m *testing.M) {
+	// The SDK logs every login through the standard logger.
+	if os.Getenv("IGGY_SDK_LOG") == "" {
+		log.SetOutput(io.Discard)
+	}
+	os.Exit(m.Run())
+}
+
+// env is the Iggy server a test talks to.
+type env struct {
+	t    *testing.T
+	addr string
+	user string
+	pass string
+	srv  *iggytest.Server // nil with a real server
+}
+
+func realServer() (addr, user, pass string, ok bool) {
+	addr = os.Getenv("IGGY_TCP_ADDRESS")
+	if addr == "" {
+		return "", "", "", false
+	}
+	user, pass = os.Getenv("IGGY_USERNAME"), os.Getenv("IGGY_PASSWORD")
+	if user == "" {
+		user = "iggy"
+	}
+	if pass == "" {
+		pass = "iggy"
+	}
+	return addr, user, pass, true
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOpts(t, iggytest.Options{})
+}
+
+func newEnvOpts(t *testing.T, opts iggytest.Options) *env {
+	t.Helper()
+	if addr, user, pass, ok := realServer(); ok {
+		return &env{t: t, addr: addr, user: user, pass: pass}
+	}
+	srv, err := iggytest.Start(opts)
+	if err != nil {
+		t.Fatalf("starting the Iggy test server: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return &env{t: t, addr: srv.Addr(), user: iggytest.DefaultUsername, pass: iggytest.DefaultPassword, srv: srv}
+}
+
+// needFaults returns the test server, or skips the test with a real server,
+// where faults cannot be injected.
+func (e *env) needFaults() *iggytest.Server {
+	e.t.Helper()
+	if e.srv == nil {
+		e.t.Skip("needs fault injection, which only the in-process test server offers (IGGY_TCP_ADDRESS points at a real server)")
+	}
+	return e.srv
+}
+
+var nameSeq atomic.Int64
+
+// name returns a stream or topic name unique to this test run, and deletes
+// the stream at the end when it is one.
+func (e *env) stream() string {
+	e.t.Helper()
+	n := fmt.Sprintf("fi-%s-%d-%d", sanitize(e.t.Name()), time.Now().UnixNano()%1e9, nameSeq.Add(1))
+	e.t.Cleanup(func() {
+		cl := e.client()
+		id, _ := iggcon.NewIdentifier(n)
+		_ = cl.DeleteStream(id)
+	})
+	return n
+}
+
+func sanitize(s string) string {
+	s = regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(s, "-")
+	if len(s) > 60 {
+		s = s[len(s)-60:]
+	}
+	return strings.Trim(s, "-")
+}
+
+// client returns a logged-in SDK client for setting up and checking.
+func (e *env) client() iggcon.Client {
+	e.t.Helper()
+	type res struct {
+		cl  iggcon.Client
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		cl, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(e.addr)))
+		if err == nil {
+			if _, err = cl.LoginUser(e.user, e.pass); err != nil {
+				_ = cl.Close()
+			}
+		}
+		ch <- res{cl, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			e.t.Fatalf("SDK client for %s: %v", e.addr, r.err)
+		}
+		e.t.Cleanup(func() { _ = r.cl.Close() })
+		return r.cl
+	case <-time.After(20 * time.Second):
+		e.t.Fatalf("SDK client for %s: no connection within 20s", e.addr)
+	}
+	return nil
+}
+
+func ident(t *testing.T, s string) iggcon.Identifier {
+	t.Helper()
+	id, err := iggcon.NewIdentifier(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// createTopic creates stream (if needed) and topic with n partitions.
+func (e *env) createTopic(stream, topic string, n uint32) {
+	e.t.Helper()
+	cl := e.client()
+	if _, err := cl.GetStream(ident(e.t, stream)); err != nil {
+		if _, err := cl.CreateStream(stream); err != nil {
+			e.t.Fatalf("creating stream %s: %v", stream, err)
+		}
+	}
+	if _, err := cl.CreateTopic(ident(e.t, stream), topic, n, iggcon.CompressionAlgorithmNone, iggcon.IggyExpiryServerDefault, 0, nil); err != nil {
+		e.t.Fatalf("creating topic %s/%s: %v", stream, topic, err)
+	}
+}
+
+// partitionCount returns the topic's partition count, or -1 if it is missing.
+func (e *env) partitionCount(stream, topic string) int {
+	e.t.Helper()
+	td, err := e.client().GetTopic(ident(e.t, stream), ident(e.t, topic))
+	if err != nil {
+		return -1
+	}
+	return int(td.PartitionsCount)
+}
+
+// poll reads every message of one partition.
+func (e *env) poll(stream, topic string, partition uint32) []iggcon.IggyMessage {
+	e.t.Helper()
+	cl := e.client()
+	var out []iggcon.IggyMessage
+	offset := uint64(0)
+	for {
+		p := partition
+		pm, err := cl.PollMessages(ident(e.t, stream), ident(e.t, topic), iggcon.DefaultConsumer(),
+			iggcon.OffsetPollingStrategy(offset), 1000, false, &p)
+		if err != nil {
+			e.t.Fatalf("polling %s/%s partition %d: %v", stream, topic, partition, err)
+		}
+		if len(pm.Messages) == 0 {
+			return out
+		}
+		out = append(out, pm.Messages...)
+		offset = pm.Messages[len(pm.Messages)-1].Header.Offset + 1
+	}
+}
+
+// pollAll reads every message of every partition, by partition.
+func (e *env) pollAll(stream, topic string) map[uint32][]iggcon.IggyMessage {
+	e.t.Helper()
+	n := e.partitionCount(stream, topic)
+	if n < 0 {
+		e.t.Fatalf("topic %s/%s does not exist", stream, topic)
+	}
+	out := map[uint32][]iggcon.IggyMessage{}
+	for p := range uint32(n) {
+		out[p] = e.poll(stream, topic, p)
+	}
+	return out
+}
+
+func payloads(msgs []iggcon.IggyMessage) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m.Payload)
+	}
+	return out
+}
+
+func sortedPayloads(byPart map[uint32][]iggcon.IggyMessage) []string {
+	var out []string
+	for _, msgs := range byPart {
+		out = append(out, payloads(msgs)...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// output builds an iggy output from YAML, with the address and login of the
+// test's server filled in unless the YAML sets them.
+func (e *env) outputYAML(yaml string) string {
+	if !strings.Contains(yaml, "address:") {
+		yaml += "\naddress: " + e.addr
+	}
+	if !strings.Contains(yaml, "username:") && !strings.Contains(yaml, "personal_access_token:") {
+		yaml += fmt.Sprintf("\nusername: %q\npassword: %q", e.user, e.pass)
+	}
+	return yaml
+}
+
+func (e *env) output(yaml string) *iggy.Output {
+	e.t.Helper()
+	out, err := newOutput(e.outputYAML(yaml))
+	if err != nil {
+		e.t.Fatalf("building output: %v", err)
+	}
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = out.Close(ctx)
+	})
+	return out
+}
+
+func newOutput(yaml string) (*iggy.Output, error) {
+	pc, err := iggy.Spec().ParseYAML(yaml, nil)
+	if err != nil {
+		return nil, err
+	}
+	return iggy.NewFromConfig(pc, service.MockResources())
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustConnect(t *testing.T, out *iggy.Output) {
+	t.Helper()
+	if err := out.Connect(ctxT(t, 15*time.Second)); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+}
+
+// msg builds a message with metadata given as key, value pairs.
+func msg(payload string, meta ...any) *service.Message {
+	m := service.NewMessage([]byte(payload))
+	for i := 0; i+1 < len(meta); i += 2 {
+		m.MetaSetMut(meta[i].(string), meta[i+1])
+	}
+	return m
+}
+
+// batchErrors maps each failed index of a *service.BatchError to its error.
+func batchErrors(t *testing.T, err error) map[int]error {
+	t.Helper()
+	var berr *service.BatchError
+	if !errors.As(err, &berr) {
+		t.Fatalf("want a *service.BatchError, got %T: %v", err, err)
+	}
+	out := map[int]error{}
+	berr.WalkMessages(func(i int, _ *service.Message, err error) bool {
+		if err != nil {
+			out[i] = err
+		}
+		return true
+	})
+	return out
+}
+
+// selfSigned makes a certificate for 127.0.0.1 and returns it as PEM and as
+// a server TLS configuration.
+func selfSigned(t *testing.T) ([]byte, *tls.Config) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "iggy test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certPEM, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

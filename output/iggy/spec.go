@@ -1,0 +1,260 @@
+package iggy
+
+import (
+	"github.com/redpanda-data/benthos/v4/public/service"
+)
+
+// Field names of the iggy output's configuration.
+const (
+	ioFieldAddress        = "address"
+	ioFieldUsername       = "username"
+	ioFieldPassword       = "password"
+	ioFieldToken          = "personal_access_token"
+	ioFieldTLS            = "tls"
+	ioFieldStream         = "stream"
+	ioFieldTopic          = "topic"
+	ioFieldCreateStream   = "create_stream"
+	ioFieldCreateTopic    = "create_topic"
+	ioFieldPartitions     = "partitions"
+	ioFieldMessageExpiry  = "message_expiry"
+	ioFieldMaxTopicSize   = "max_topic_size"
+	ioFieldPartitioning   = "partitioning"
+	ioFieldPartition      = "partition"
+	ioFieldKey            = "key"
+	ioFieldMessageID      = "message_id"
+	ioFieldHeaders        = "headers"
+	ioFieldTimeout        = "timeout"
+	ioFieldMaxInFlight    = "max_in_flight"
+	ioFieldBatching       = "batching"
+	partitioningBalanced  = "balanced"
+	partitioningPartition = "partition_id"
+	partitioningKey       = "messages_key"
+)
+
+// DeterministicIDMapping is the documented recipe that derives an Iggy
+// message id from the metadata the fluss input sets. It packs the table id
+// (32 bits), the partition id plus one (32 bits, 0 for tables without
+// partitions), the bucket (16 bits) and the log offset (48 bits) into one
+// 128-bit number written as 0x followed by 32 hex digits. A value that
+// outgrows its slot (or is negative) makes the text longer than 32 digits or
+// not hex, so the message is rejected instead of colliding with another one.
+const DeterministicIDMapping = `0x${! "%08x%08x%04x%012x".format(@fluss_table_id, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }`
+
+const specDescription = `
+Sends each message to an Iggy stream and topic over Iggy's TCP protocol (Iggy server 0.8.x) and
+acknowledges a batch only after the server has confirmed every message of it.
+
+=== Delivery
+
+A batch is split into groups that share the same stream, topic and partitioning (partition id
+or message key); each group is sent with one request (requests are capped at 16 MiB, so very large
+groups take several). The output acknowledges the batch only when Iggy has answered every request
+positively. Delivery is at least once: when a connection breaks, or a request gets no answer within
+` + "`timeout`" + `, the connection is closed, the output reconnects with back-off and the whole batch
+is sent again, so a consumer may see a message twice. Give messages a deterministic
+` + "`message_id`" + ` (below) so consumers can drop such duplicates; Iggy 0.8 does not deduplicate
+by default.
+
+A message that Iggy can never accept is rejected on its own, with an error that names the rule
+it broke, while the rest of the batch is delivered: an empty payload, a payload over 10 MB
+(10,000,000 bytes), a header key or value outside 1 to 255 bytes, headers over 100 KB in total,
+a message key outside 1 to 255 bytes, a partition or message id that does not parse, or a stream
+or topic that does not exist while ` + "`create_stream`/`create_topic`" + ` is off. Such messages
+are nacked back to the input (which, with ` + "`auto_replay_nacks`" + `, retries them), or can be
+routed elsewhere with a ` + "`fallback`" + ` or ` + "`switch`" + ` output. Nothing is dropped silently.
+
+=== Connections
+
+` + "`max_in_flight`" + ` batches are written in parallel, each on its own TCP connection from a
+pool of at most that many logged-in connections (an Iggy connection runs one request at a time).
+With ` + "`max_in_flight`" + ` above 1, batches can reach a partition in a different order than
+they left the input; keep the default of 1 when the order within a partition matters.
+
+If the server is down at start-up the output keeps retrying with back-off instead of blocking.
+Every request, including the login, is bounded by ` + "`timeout`" + `.
+
+=== Stream and topic
+
+` + "`stream`" + ` and ` + "`topic`" + ` are interpolated per message. A value made only of decimal
+digits is an Iggy numeric id (0-based in Iggy 0.8), anything else is a name. With
+` + "`create_stream`" + ` and ` + "`create_topic`" + ` a missing stream or topic given by name is
+created the first time it is used, with ` + "`partitions`" + `, ` + "`message_expiry`" + ` and
+` + "`max_topic_size`" + `; these settings never change an existing topic.
+
+=== Message ids
+
+` + "`message_id`" + ` is interpolated per message and must give a UUID
+(` + "`01234567-89ab-cdef-0123-456789abcdef`" + `), a decimal 128-bit number, or a hex 128-bit
+number with a ` + "`0x`" + ` prefix and at most 32 hex digits. An empty value (the default), ` + "`0`" + ` or the nil UUID lets
+the server assign one. A UUID is read as a big-endian 128-bit number, so the UUID
+` + "`00000000-0000-0000-0000-0000000000ff`" + ` and the numbers ` + "`255`" + ` and ` + "`0xff`" + `
+are the same id; Iggy stores ids as unsigned 128-bit integers (little-endian on the wire).
+
+Messages from the ` + "`fluss`" + ` input can get an id that is the same every time the same record
+is read again, derived from ` + "`fluss_table_id`" + `, ` + "`fluss_partition_id`" + `,
+` + "`fluss_bucket`" + ` and ` + "`fluss_offset`" + `:
+
+` + "```yaml" + `
+message_id: '` + DeterministicIDMapping + `'
+` + "```" + `
+
+This packs the table id into the top 32 bits, the partition id plus one (0 for tables without
+partitions) into the next 32, the bucket into 16 and the offset into the low 48 bits, so the id
+can be decoded back into those four numbers. A value that outgrows its slot (a table id of 2^32
+or more, a bucket above 65,535, an offset of 2^48 or more) makes the text longer than 32 hex
+digits and the message is rejected rather than given an id that could collide.
+
+=== Headers
+
+The metadata keys matched by ` + "`headers`" + ` become Iggy user headers, in key order. Strings
+become string headers, booleans bool headers, integers keep their width and signedness
+(int64 metadata such as ` + "`fluss_offset`" + ` becomes an int64 header), float64 becomes double and
+float32 becomes float; byte slices become raw headers; any other value is sent as its string form.
+
+=== TLS
+
+Enable ` + "`tls`" + ` when the Iggy server has TLS on. The Iggy Go SDK supports server
+verification with the system roots or a CA file (` + "`root_cas_file`" + `), and
+` + "`skip_cert_verify`" + `; the server name checked is the host of ` + "`address`" + `. Client
+certificates, inline ` + "`root_cas`" + ` and renegotiation are not supported by the SDK and are
+rejected when the output starts.
+`
+
+// Spec returns the configuration spec of the iggy output.
+func Spec() *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Beta().
+		Categories("Services").
+		Version("0.1.0").
+		Summary("Writes messages to Apache Iggy streams and topics, acknowledging them only once Iggy has confirmed them.").
+		Description(specDescription).
+		Fields(
+			service.NewStringField(ioFieldAddress).
+				Description("The address (`host:port`) of the Iggy server's TCP endpoint.").
+				Examples("127.0.0.1:8090", "iggy.internal:8090").
+				Default("127.0.0.1:8090"),
+			service.NewStringField(ioFieldUsername).
+				Description("The user to log in as. Set it together with `password`, or set `personal_access_token` instead.").
+				Example("iggy").
+				Default(""),
+			service.NewStringField(ioFieldPassword).
+				Description("The password of `username`.").
+				Secret().
+				Default(""),
+			service.NewStringField(ioFieldToken).
+				Description("A personal access token to log in with instead of `username` and `password`.").
+				Secret().
+				Default(""),
+			service.NewTLSToggledField(ioFieldTLS).
+				Description("TLS for the connection to Iggy. Only `enabled`, `skip_cert_verify` and `root_cas_file` are supported by the Iggy Go SDK; the other fields are rejected when the output starts."),
+			service.NewInterpolatedStringField(ioFieldStream).
+				Description("The stream to write to: a name, or a numeric stream id when the value is made only of digits. Interpolated per message.").
+				Examples("fluss", `${! @fluss_database }`, "0"),
+			service.NewInterpolatedStringField(ioFieldTopic).
+				Description("The topic to write to: a name, or a numeric topic id when the value is made only of digits. Interpolated per message.").
+				Examples("orders", `${! @fluss_table }`, "0"),
+			service.NewBoolField(ioFieldCreateStream).
+				Description("Create the stream, when it is given by name and does not exist yet. Otherwise messages for a missing stream are rejected.").
+				Default(false),
+			service.NewBoolField(ioFieldCreateTopic).
+				Description("Create the topic, when it is given by name and does not exist yet, with `partitions`, `message_expiry` and `max_topic_size`. Otherwise messages for a missing topic are rejected.").
+				Default(false),
+			service.NewIntField(ioFieldPartitions).
+				Description("The number of partitions of a topic created by `create_topic` (1 to 1000).").
+				Default(1).
+				LintRule(`root = if this < 1 || this > 1000 { [ "partitions must be between 1 and 1000" ] }`),
+			service.NewStringField(ioFieldMessageExpiry).
+				Description("How long messages of a topic created by `create_topic` are kept: `server_default`, `never`, or a duration such as `72h`.").
+				Examples("server_default", "never", "168h").
+				Default("server_default").
+				Advanced(),
+			service.NewStringField(ioFieldMaxTopicSize).
+				Description("The maximum size of a topic created by `create_topic`: `server_default`, `unlimited`, or a size such as `10GiB` or `500MB`.").
+				Examples("server_default", "unlimited", "10GiB").
+				Default("server_default").
+				Advanced(),
+			service.NewStringAnnotatedEnumField(ioFieldPartitioning, map[string]string{
+				partitioningBalanced:  "The server spreads messages over the topic's partitions round-robin.",
+				partitioningPartition: "Each message goes to the partition given by `partition` (0-based in Iggy 0.8).",
+				partitioningKey:       "Each message goes to the partition the server derives from `key` (the same key always reaches the same partition while the partition count stays the same).",
+			}).
+				Description("How messages are spread over the topic's partitions.").
+				Default(partitioningBalanced),
+			service.NewInterpolatedStringField(ioFieldPartition).
+				Description("The partition id for `partitioning: partition_id`, interpolated per message; must give a number.").
+				Examples("0", `${! @fluss_bucket % 4 }`).
+				Optional(),
+			service.NewInterpolatedStringField(ioFieldKey).
+				Description("The message key for `partitioning: messages_key`, interpolated per message; must give 1 to 255 bytes.").
+				Examples(`${! @fluss_bucket }`, `${! this.customer_id }`).
+				Optional(),
+			service.NewInterpolatedStringField(ioFieldMessageID).
+				Description("The id of each message: a UUID, a decimal number or a `0x` hex number of at most 128 bits. Empty lets the server assign an id. See the description for a deterministic recipe.").
+				Examples(DeterministicIDMapping, `${! @event_uuid }`, `${! this.id }`).
+				Default(""),
+			service.NewMetadataFilterField(ioFieldHeaders).
+				Description("Which metadata keys are sent as Iggy user headers. Nothing is sent unless a prefix or pattern matches.").
+				Optional(),
+			service.NewDurationField(ioFieldTimeout).
+				Description("The longest time to wait for Iggy to answer one request (connecting, logging in, sending). A connection whose request times out is closed and the batch is sent again on a new one.").
+				Default("10s").
+				Advanced(),
+			service.NewOutputMaxInFlightField().
+				Description("The number of batches written in parallel, each on its own connection of a pool of that many. Values above 1 raise throughput but can reorder batches within a partition.").
+				Default(1),
+			service.NewBatchPolicyField(ioFieldBatching),
+		).
+		LintRule(`root = match {
+  this.personal_access_token.or("") != "" && (this.username.or("") != "" || this.password.or("") != "") => [ "set either personal_access_token or username and password, not both" ],
+  this.personal_access_token.or("") == "" && (this.username.or("") == "" || this.password.or("") == "") => [ "set username and password, or personal_access_token" ],
+  this.partitioning.or("balanced") == "partition_id" && this.partition.or("") == "" => [ "partition must be set when partitioning is partition_id" ],
+  this.partitioning.or("balanced") == "messages_key" && this.key.or("") == "" => [ "key must be set when partitioning is messages_key" ],
+}`).
+		Example("Fluss table to an Iggy topic",
+			"Writes each Fluss record to a topic named after its table, keyed by bucket so that a bucket's records stay in order, with ids that let consumers drop replayed duplicates.",
+			`
+output:
+  iggy:
+    address: 127.0.0.1:8090
+    username: iggy
+    password: ${IGGY_PASSWORD}
+    stream: fluss
+    topic: ${! @fluss_table }
+    create_stream: true
+    create_topic: true
+    partitions: 8
+    partitioning: messages_key
+    key: ${! @fluss_bucket }
+    message_id: '`+DeterministicIDMapping+`'
+    headers:
+      include_prefixes: [ fluss_ ]
+    batching:
+      count: 1000
+      period: 50ms
+`).
+		Example("Fixed partition over TLS",
+			"Logs in with a personal access token and sends everything to partition 0 of an existing topic over TLS.",
+			`
+output:
+  iggy:
+    address: iggy.example.com:8090
+    personal_access_token: ${IGGY_TOKEN}
+    tls:
+      enabled: true
+      root_cas_file: /etc/ssl/iggy-ca.pem
+    stream: events
+    topic: audit
+    partitioning: partition_id
+    partition: "0"
+`)
+}
+
+func init() {
+	service.MustRegisterBatchOutput("iggy", Spec(), func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchOutput, service.BatchPolicy, int, error) {
+		out, err := NewFromConfig(conf, mgr)
+		if err != nil {
+			return nil, service.BatchPolicy{}, 0, err
+		}
+		return out, out.batchPolicy, out.maxInFlight, nil
+	})
+}
