@@ -38,8 +38,10 @@ lint: build
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@files=$$(find config -name '*.yaml' -o -name '*.yml' | grep -v '/resources/' | sort); \
-	  if [ -n "$$files" ]; then $(BIN) lint -r 'config/resources/*.yaml' $$files; fi
+	$(BIN) lint config/resources/*.yaml
+	$(BIN) lint -r 'config/resources/bbolt.yaml' $$(ls config/*.yaml | grep -v sharded)
+	$(BIN) lint -r 'config/resources/redis.yaml' config/sharded.yaml
+	$(BIN) test -r 'config/resources/bbolt.yaml' ./config/...
 
 # generate regenerates the protobuf code; check-generate fails when it is stale.
 generate:

@@ -7,9 +7,12 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/cmd/fluss-iggy/flusscmd"
+
 	_ "github.com/redpanda-data/benthos/v4/public/components/io"
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
+	_ "github.com/fluss-iggy/fluss-iggy/input/fluss"
 	_ "github.com/fluss-iggy/fluss-iggy/output/iggy"
 	_ "github.com/fluss-iggy/fluss-iggy/resources/bbolt"
 	_ "github.com/fluss-iggy/fluss-iggy/resources/redis"
@@ -26,5 +29,6 @@ func main() {
 		service.CLIOptSetProductName("fluss-iggy"),
 		service.CLIOptSetBinaryName("fluss-iggy"),
 		service.CLIOptSetVersion(Version, DateBuilt),
+		service.CLIOptAddCommand(flusscmd.Command()),
 	)
 }
