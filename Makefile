@@ -61,3 +61,12 @@ cluster-down:
 
 clean:
 	rm -rf bin
+
+# docs regenerates docs/components from the plugins' ConfigSpecs; check-docs fails when stale
+# (make test also fails then, through internal/docgen's TestDocsUpToDate).
+.PHONY: docs check-docs
+docs:
+	$(GO) run ./internal/docgen
+
+check-docs:
+	$(GO) run ./internal/docgen -check
