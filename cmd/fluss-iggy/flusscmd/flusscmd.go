@@ -22,6 +22,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -102,12 +103,20 @@ func Command() *cli.Command {
 				ArgsUsage: "[DB]",
 				Flags:     common,
 				Action: func(cc *cli.Context) error {
-					if cc.NArg() > 1 {
+					args, err := positional(cc)
+					if err != nil {
+						return err
+					}
+					if len(args) > 1 {
 						return cli.Exit("tables takes at most one argument, a database", 2)
+					}
+					db := ""
+					if len(args) == 1 {
+						db = args[0]
 					}
 					return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
 						w := bufio.NewWriter(cc.App.Writer)
-						if err := Tables(ctx, c, cc.Args().First(), w); err != nil {
+						if err := Tables(ctx, c, db, w); err != nil {
 							return err
 						}
 						return w.Flush()
@@ -138,14 +147,57 @@ func Command() *cli.Command {
 }
 
 func tableArg(cc *cli.Context) (fluss.TablePath, error) {
-	if cc.NArg() != 1 {
+	args, err := positional(cc)
+	if err != nil {
+		return fluss.TablePath{}, err
+	}
+	if len(args) != 1 {
 		return fluss.TablePath{}, cli.Exit(fmt.Sprintf("%s needs exactly one argument, DB.TABLE", cc.Command.Name), 2)
 	}
-	p, err := fluss.ParseTablePath(cc.Args().First())
+	p, err := fluss.ParseTablePath(args[0])
 	if err != nil {
 		return fluss.TablePath{}, cli.Exit(err.Error(), 2)
 	}
 	return p, nil
+}
+
+// positional returns the command's positional arguments, also accepting
+// flags after them (`scan DB.TABLE --columns a,b`, as the Java tool does):
+// urfave/cli stops parsing flags at the first argument, so the rest is
+// parsed here and set on cc.
+func positional(cc *cli.Context) ([]string, error) {
+	rest := cc.Args().Slice()
+	if len(rest) <= 1 {
+		return rest, nil
+	}
+	fs := flag.NewFlagSet(cc.Command.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, f := range cc.Command.Flags {
+		if err := f.Apply(fs); err != nil {
+			return nil, err
+		}
+	}
+	var pos []string
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return nil, cli.Exit(fmt.Sprintf("%s: %v", cc.Command.Name, err), 2)
+		}
+		rest = fs.Args()
+		if len(rest) > 0 {
+			pos = append(pos, rest[0])
+			rest = rest[1:]
+		}
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil {
+			err = cc.Set(f.Name, f.Value.String())
+		}
+	})
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("%s: %v", cc.Command.Name, err), 2)
+	}
+	return pos, nil
 }
 
 func splitList(s string) []string {

@@ -1,0 +1,99 @@
+package fluss_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss/types"
+	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
+)
+
+// TestScannerRemoteSegments: with tiny segments and tiering every second,
+// the oldest batches are only in remote storage (a local directory here);
+// the scanner reads them from the segment files and the result, projected
+// or not, matches the Java tool's scan.
+func TestScannerRemoteSegments(t *testing.T) {
+	if testing.Short() && !flusstest.InCI() {
+		t.Skip("starts its own cluster; skipped with -short outside CI")
+	}
+	cl := flusstest.StartCluster(t, flusstest.Options{Conf: map[string]string{
+		"log.segment.file-size":             "1kb",
+		"remote.log.task-interval-duration": "1s",
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, err := fluss.NewClient(ctx, fluss.Bootstrap(cl.Bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	db := flusstest.UniqueName("remote")
+	if err := c.CreateDatabase(ctx, db, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	path := fluss.NewTablePath(db, "tiered")
+	desc := &types.TableDescriptor{
+		Schema: *types.MustSchema([]types.Column{
+			types.NewColumn("id", types.BigInt().NotNull()),
+			types.NewColumn("bucket", types.Int()),
+			types.NewColumn("note", types.String()),
+		}),
+		BucketCount: 2,
+		Properties:  map[string]string{"table.log.tiered.local-segments": "1"},
+	}
+	if err := c.CreateTable(ctx, path, desc, false); err != nil {
+		t.Fatal(err)
+	}
+	info := waitTable(t, c, path)
+	w, err := c.NewWriter(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		rec := failoverBatch(w.Schema(), int64(i*10), int32(i%2), 10)
+		_, err := w.Append(ctx, fluss.NoPartition, int32(i%2), rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Wait until reading from the start goes through remote segments.
+	var remote, local int
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		remote, local = 0, 0
+		s, err := c.NewScanner(info, fluss.ScanAllocator(checkedAlloc(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges, err := c.BucketRanges(ctx, info, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.ReadRanges(ctx, ranges, func(b *fluss.ScanBatch) error {
+			if b.Remote {
+				remote++
+			} else {
+				local++
+			}
+			return nil
+		})
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if remote > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Logf("batches read from remote segments: %d, from the servers: %d", remote, local)
+	if remote == 0 {
+		t.Fatal("no batch was read from a remote segment")
+	}
+	table := path.String()
+	sameLines(t, table, cl.RunJava(t, "scan", table), goScan(t, c, table))
+	sameLines(t, table+" projected", cl.RunJava(t, "scan", table, "--columns", "note,id"), goScan(t, c, table, "note", "id"))
+}

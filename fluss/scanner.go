@@ -1,0 +1,664 @@
+package fluss
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss/records"
+	"github.com/fluss-iggy/fluss-iggy/fluss/types"
+)
+
+// The scanner reads the log of one table: log tables and the changelogs of
+// primary-key tables alike. Fetches go to the bucket leaders, buckets grouped
+// per leader, with at most one fetch in flight per tablet server; each
+// response is decoded in the goroutine that received it, so servers are read
+// and decoded concurrently while the caller processes earlier batches.
+//
+// Offsets, errors and leaders, in short (fluss-protocol.md §5):
+//   - a bucket's next offset advances to the end of the last complete batch
+//     of a response (empty batches included); rows below the fetch offset
+//     and a truncated trailing batch are dropped;
+//   - NOT_LEADER_OR_FOLLOWER, UNKNOWN_TABLE_OR_BUCKET, lost connections and
+//     the other errors errcode calls retriable or metadata-invalidating drop
+//     the cached leader and retry the bucket after a backoff;
+//   - LOG_OFFSET_OUT_OF_RANGE pauses the bucket and reports an
+//     *OffsetOutOfRangeError with the bucket's valid range; other errors
+//     pause the bucket with a *BucketError. SeekBucket resumes a paused bucket.
+
+// ErrScannerClosed is returned by calls on a closed Scanner.
+var ErrScannerClosed = errors.New("fluss: scanner closed")
+
+// Defaults of the fetch settings (the Java client's).
+const (
+	DefaultFetchMaxBytes       = 16 << 20
+	DefaultFetchMaxBucketBytes = 1 << 20
+	DefaultFetchMinBytes       = 1
+	DefaultFetchMaxWait        = 500 * time.Millisecond
+)
+
+type scanConfig struct {
+	columns        []string
+	maxBytes       int32
+	maxBucketBytes int32
+	minBytes       int32
+	maxWait        time.Duration
+	mem            memory.Allocator
+	checkCRC       bool
+	pushdown       bool
+	remote         RemoteLogStorage
+	maxBuffered    int
+}
+
+// ScanOption configures a Scanner.
+type ScanOption func(*scanConfig)
+
+// ScanColumns projects the scan to the named columns, in the given order.
+// The projection is pushed down to the servers (they send only those
+// columns) and applied locally where they cannot (remote log segments,
+// batches written before a column was added).
+func ScanColumns(names ...string) ScanOption {
+	return func(c *scanConfig) { c.columns = append([]string(nil), names...) }
+}
+
+// FetchMaxBytes bounds the records bytes of one fetch response over all its
+// buckets (default 16 MiB). A server always returns at least one whole
+// batch, even a larger one.
+func FetchMaxBytes(n int) ScanOption { return func(c *scanConfig) { c.maxBytes = clampInt32(n) } }
+
+// FetchMaxBucketBytes bounds the records bytes per bucket of one fetch
+// (default 1 MiB).
+func FetchMaxBucketBytes(n int) ScanOption {
+	return func(c *scanConfig) { c.maxBucketBytes = clampInt32(n) }
+}
+
+// FetchMinBytes makes servers hold a fetch until this many bytes are
+// available or FetchMaxWait passed (default 1: answer as soon as any data
+// is there).
+func FetchMinBytes(n int) ScanOption { return func(c *scanConfig) { c.minBytes = clampInt32(n) } }
+
+// FetchMaxWait is how long a server may hold a fetch waiting for
+// FetchMinBytes (default 500ms).
+func FetchMaxWait(d time.Duration) ScanOption { return func(c *scanConfig) { c.maxWait = d } }
+
+// ScanAllocator sets the allocator of decompressed Arrow buffers (default
+// memory.DefaultAllocator).
+func ScanAllocator(mem memory.Allocator) ScanOption { return func(c *scanConfig) { c.mem = mem } }
+
+// ScanCheckCRC turns the CRC-32C check of unprojected batches on or off
+// (default on; projected batches are never checked, the server's
+// projection invalidates the CRC).
+func ScanCheckCRC(check bool) ScanOption { return func(c *scanConfig) { c.checkCRC = check } }
+
+// ScanProjectionPushdown turns server-side projection on or off (default
+// on). Off, servers send every column and the scanner drops the others.
+func ScanProjectionPushdown(on bool) ScanOption { return func(c *scanConfig) { c.pushdown = on } }
+
+// ScanRemoteStorage sets how remote (tiered) log segments are read. The
+// default reads remote data dirs that are local paths (or file: URIs).
+func ScanRemoteStorage(r RemoteLogStorage) ScanOption { return func(c *scanConfig) { c.remote = r } }
+
+// ScanMaxBufferedFetches bounds the fetched responses per bucket that wait
+// for Poll (default 1). With 1, a bucket is fetched again while the caller
+// processes the previous response, and no further.
+func ScanMaxBufferedFetches(n int) ScanOption { return func(c *scanConfig) { c.maxBuffered = n } }
+
+func clampInt32(n int) int32 {
+	if n > 1<<31-1 {
+		return 1<<31 - 1
+	}
+	return int32(n)
+}
+
+// Start says where a subscription starts reading.
+type Start struct {
+	kind  int8 // 0 earliest, 1 latest, 2 timestamp, 3 offset
+	value int64
+}
+
+// StartEarliest starts at the first offset the bucket still stores.
+func StartEarliest() Start { return Start{kind: 0} }
+
+// StartLatest starts at the high watermark: only rows written from now on.
+func StartLatest() Start { return Start{kind: 1} }
+
+// StartAtTimestamp starts at the first batch committed at or after ms
+// (milliseconds since the epoch).
+func StartAtTimestamp(ms int64) Start { return Start{kind: 2, value: ms} }
+
+// StartAtOffset starts at an explicit offset.
+func StartAtOffset(offset int64) Start { return Start{kind: 3, value: offset} }
+
+// String describes the start.
+func (s Start) String() string {
+	switch s.kind {
+	case 0:
+		return "earliest"
+	case 1:
+		return "latest"
+	case 2:
+		return "timestamp " + strconv.FormatInt(s.value, 10)
+	}
+	return "offset " + strconv.FormatInt(s.value, 10)
+}
+
+// ScanBatch is one decoded log batch of one bucket, with the rows at or
+// after the fetch offset. Row i has log offset FirstOffset+i (Offset(i)).
+// Release it when done; its arrays may alias the fetched bytes.
+type ScanBatch struct {
+	*records.Batch
+	// Table is the table the batch belongs to.
+	Table TablePath
+	// Bucket identifies the bucket (table id, partition id, bucket id).
+	Bucket TableBucket
+	// Partition is the partition name ("" for non-partitioned tables).
+	Partition string
+	// HighWatermark is the bucket's high watermark when it was fetched:
+	// the lag of the batch's last row is HighWatermark-Offset(NumRows()-1)-1.
+	HighWatermark int64
+	// Remote reports that the batch was read from a remote log segment.
+	Remote bool
+}
+
+// BucketError is a non-retriable error of one bucket. The bucket is paused
+// until SeekBucket or Unsubscribe.
+type BucketError struct {
+	Table     TablePath
+	Bucket    TableBucket
+	Partition string
+	// Offset is the fetch offset that failed.
+	Offset int64
+	Err    error
+}
+
+// Error implements error.
+func (e *BucketError) Error() string {
+	return fmt.Sprintf("fluss: scan %s %s offset %d: %v", e.Table, describeBucket(e.Bucket, e.Partition), e.Offset, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *BucketError) Unwrap() error { return e.Err }
+
+// OffsetOutOfRangeError reports a fetch offset outside the bucket's log
+// (LOG_OFFSET_OUT_OF_RANGE) together with the valid range [Earliest, Latest]
+// (Latest is the high watermark; -1 when it could not be listed). The
+// bucket is paused until SeekBucket or Unsubscribe. It unwraps to the server
+// error (errors.Is(err, errcode.LogOffsetOutOfRange)).
+type OffsetOutOfRangeError struct {
+	Table            TablePath
+	Bucket           TableBucket
+	Partition        string
+	Offset           int64
+	Earliest, Latest int64
+	Err              error
+}
+
+// Error implements error.
+func (e *OffsetOutOfRangeError) Error() string {
+	return fmt.Sprintf("fluss: scan %s %s: offset %d is out of range, the log holds [%d, %d): %v",
+		e.Table, describeBucket(e.Bucket, e.Partition), e.Offset, e.Earliest, e.Latest, e.Err)
+}
+
+// Unwrap returns the server error.
+func (e *OffsetOutOfRangeError) Unwrap() error { return e.Err }
+
+func describeBucket(b TableBucket, partition string) string {
+	if b.PartitionID == NoPartition {
+		return "bucket " + strconv.Itoa(int(b.Bucket))
+	}
+	if partition == "" {
+		partition = "id " + strconv.FormatInt(b.PartitionID, 10)
+	}
+	return "partition " + partition + " bucket " + strconv.Itoa(int(b.Bucket))
+}
+
+// ScanStats counts what a scanner fetched.
+type ScanStats struct {
+	// Fetches is the number of fetch responses received.
+	Fetches int64
+	// RecordsBytes is the size of the log batches received (as stored,
+	// compressed), remote segments included.
+	RecordsBytes int64
+	// Batches and Rows count what Poll returned.
+	Batches, Rows int64
+}
+
+// bucketState is the scanner's state of one subscribed bucket; guarded by
+// Scanner.mu.
+type bucketState struct {
+	tb        TableBucket
+	partition string
+	offset    int64 // next offset to fetch
+	hw        int64 // last high watermark seen, -1 unknown
+	epoch     uint64
+	inflight  bool
+	queued    int
+	retryAt   time.Time
+	failures  int
+	paused    bool
+	// unprojected makes the next fetch of the bucket ask for all columns
+	// (after a projected fetch could not step over empty batches).
+	unprojected bool
+	// noPushdown: the servers cannot project this bucket (after an
+	// INVALID_COLUMN_PROJECTION); project locally from now on.
+	noPushdown bool
+}
+
+// scanItem is what a fetch left for Poll: batches, or an error, or only
+// progress over empty batches.
+type scanItem struct {
+	st      *bucketState
+	epoch   uint64
+	batches []*ScanBatch
+	err     error
+}
+
+// Scanner reads the log of one table. Create it with Client.NewScanner,
+// Subscribe buckets, then call Poll in a loop; Close it when done. Its
+// methods are safe for concurrent use, but batches come out of one Poll
+// queue: run one Poll loop per scanner.
+type Scanner struct {
+	c    *Client
+	info *TableInfo
+	cfg  scanConfig
+
+	// schema is the output schema (latest schema, projected); proj the
+	// output columns as indices into the latest schema (nil = all).
+	schema      *types.Schema
+	arrowSchema *arrow.Schema
+	proj        []int
+	serverProj  []int32
+
+	dec decoders
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu         sync.Mutex
+	buckets    map[TableBucket]*bucketState
+	queue      []scanItem
+	busy       map[int32]bool // tablet servers with a fetch in flight
+	refreshing bool
+	closed     bool
+	stats      ScanStats
+	started    bool
+
+	wake   chan struct{} // to the fetch loop
+	notify chan struct{} // to Poll
+}
+
+// NewScanner returns a scanner of the table described by info (from
+// Client.Table or RefreshTable). Batches written under older schema ids
+// are returned with the columns of info's schema (columns added later are
+// null in them).
+func (c *Client) NewScanner(info *TableInfo, opts ...ScanOption) (*Scanner, error) {
+	if info == nil || info.Schema == nil {
+		return nil, errors.New("fluss: NewScanner needs a table info")
+	}
+	cfg := scanConfig{
+		maxBytes:       DefaultFetchMaxBytes,
+		maxBucketBytes: DefaultFetchMaxBucketBytes,
+		minBytes:       DefaultFetchMinBytes,
+		maxWait:        DefaultFetchMaxWait,
+		mem:            memory.DefaultAllocator,
+		checkCRC:       true,
+		pushdown:       true,
+		maxBuffered:    1,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.maxBytes <= 0 || cfg.maxBucketBytes <= 0 {
+		return nil, fmt.Errorf("fluss: scan %s: fetch max bytes must be positive", info.Path)
+	}
+	if cfg.maxWait < 0 {
+		cfg.maxWait = 0
+	}
+	if cfg.maxBuffered < 1 {
+		cfg.maxBuffered = 1
+	}
+	if cfg.remote == nil {
+		cfg.remote = LocalRemoteStorage{}
+	}
+	if f := info.Descriptor; f != nil && f.LogFormat() != types.DefaultLogFormat {
+		return nil, fmt.Errorf("fluss: scan %s: log format %s is not supported (only ARROW)", info.Path, f.LogFormat())
+	}
+	s := &Scanner{
+		c:       c,
+		info:    info,
+		cfg:     cfg,
+		buckets: map[TableBucket]*bucketState{},
+		busy:    map[int32]bool{},
+		wake:    make(chan struct{}, 1),
+		notify:  make(chan struct{}, 1),
+	}
+	s.schema = info.Schema
+	if cfg.columns != nil {
+		idx, err := info.Schema.ProjectionIndices(cfg.columns)
+		if err != nil {
+			return nil, fmt.Errorf("fluss: scan %s: %w", info.Path, err)
+		}
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("fluss: scan %s: the projection selects no column", info.Path)
+		}
+		ps, err := info.Schema.ProjectIndices(idx)
+		if err != nil {
+			return nil, fmt.Errorf("fluss: scan %s: %w", info.Path, err)
+		}
+		s.schema = ps
+		s.proj = idx
+		s.serverProj = records.ServerProjection(idx)
+	}
+	as, err := s.schema.ArrowSchema()
+	if err != nil {
+		return nil, fmt.Errorf("fluss: scan %s: %w", info.Path, err)
+	}
+	s.arrowSchema = as
+	s.dec.init(s)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Table returns the table info the scanner was created with.
+func (s *Scanner) Table() *TableInfo { return s.info }
+
+// Schema returns the schema of the returned rows: the table's schema, or the
+// projected columns in projection order.
+func (s *Scanner) Schema() *types.Schema { return s.schema }
+
+// ArrowSchema returns the Arrow schema of the returned records.
+func (s *Scanner) ArrowSchema() *arrow.Schema { return s.arrowSchema }
+
+// Subscribe starts reading one bucket (partitionID NoPartition for
+// non-partitioned tables) from start. Subscribing a bucket again moves it.
+func (s *Scanner) Subscribe(ctx context.Context, partitionID int64, bucket int32, start Start) error {
+	return s.SubscribeBuckets(ctx, partitionID, []int32{bucket}, start)
+}
+
+// SubscribeBuckets subscribes several buckets of one partition (or of a
+// non-partitioned table) from the same start; nil means every bucket. The
+// start offsets are listed with one request per leader.
+func (s *Scanner) SubscribeBuckets(ctx context.Context, partitionID int64, buckets []int32, start Start) error {
+	info := s.info
+	if info.IsPartitioned() != (partitionID != NoPartition) {
+		if info.IsPartitioned() {
+			return fmt.Errorf("fluss: subscribe to %s: the table is partitioned; name a partition", info.Path)
+		}
+		return fmt.Errorf("fluss: subscribe to %s: the table is not partitioned; use NoPartition", info.Path)
+	}
+	if buckets == nil {
+		buckets = make([]int32, info.NumBuckets)
+		for i := range buckets {
+			buckets[i] = int32(i)
+		}
+	}
+	for _, b := range buckets {
+		if b < 0 || b >= info.NumBuckets {
+			return fmt.Errorf("fluss: subscribe to %s: bucket %d out of range [0, %d)", info.Path, b, info.NumBuckets)
+		}
+	}
+	partName := ""
+	if partitionID != NoPartition {
+		p, ok := s.c.PartitionByID(info.TableID, partitionID)
+		if !ok {
+			if _, err := s.c.Partitions(ctx, info); err != nil {
+				return fmt.Errorf("fluss: subscribe to %s partition %d: %w", info.Path, partitionID, err)
+			}
+			if p, ok = s.c.PartitionByID(info.TableID, partitionID); !ok {
+				return fmt.Errorf("fluss: subscribe to %s partition %d: no such partition", info.Path, partitionID)
+			}
+		}
+		partName = p.Name
+	}
+	offsets := make(map[int32]int64, len(buckets))
+	if start.kind == 3 {
+		if start.value < 0 {
+			return fmt.Errorf("fluss: subscribe to %s: negative offset %d", info.Path, start.value)
+		}
+		for _, b := range buckets {
+			offsets[b] = start.value
+		}
+	} else {
+		spec := EarliestOffset()
+		switch start.kind {
+		case 1:
+			spec = LatestOffset()
+		case 2:
+			spec = OffsetAtTimestamp(start.value)
+		}
+		got, err := s.c.ListOffsets(ctx, info, partitionID, buckets, spec)
+		if err != nil {
+			return fmt.Errorf("fluss: subscribe to %s at %s: %w", info.Path, start, err)
+		}
+		offsets = got
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrScannerClosed
+	}
+	for _, b := range buckets {
+		tb := info.Bucket(partitionID, b)
+		st := s.buckets[tb]
+		if st == nil {
+			st = &bucketState{tb: tb, partition: partName}
+			s.buckets[tb] = st
+		}
+		s.resetLocked(st, offsets[b])
+	}
+	s.startLocked()
+	s.signal(s.wake)
+	return nil
+}
+
+// resetLocked moves a bucket to offset, discarding what is buffered or in
+// flight for it and clearing a pause.
+func (s *Scanner) resetLocked(st *bucketState, offset int64) {
+	st.epoch++
+	st.offset = offset
+	st.hw = -1
+	st.paused = false
+	st.failures = 0
+	st.retryAt = time.Time{}
+	st.unprojected = false
+	s.dropQueuedLocked(st)
+}
+
+func (s *Scanner) dropQueuedLocked(st *bucketState) {
+	kept := s.queue[:0]
+	for _, it := range s.queue {
+		if it.st == st {
+			for _, b := range it.batches {
+				b.Release()
+			}
+			continue
+		}
+		kept = append(kept, it)
+	}
+	for i := len(kept); i < len(s.queue); i++ {
+		s.queue[i] = scanItem{}
+	}
+	s.queue = kept
+	st.queued = 0
+}
+
+// SeekBucket moves a subscribed bucket to offset; it also resumes a bucket paused
+// by an error.
+func (s *Scanner) SeekBucket(partitionID int64, bucket int32, offset int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.buckets[s.info.Bucket(partitionID, bucket)]
+	if st == nil {
+		return fmt.Errorf("fluss: seek %s %s: not subscribed", s.info.Path, describeBucket(s.info.Bucket(partitionID, bucket), ""))
+	}
+	s.resetLocked(st, offset)
+	s.signal(s.wake)
+	return nil
+}
+
+// Unsubscribe stops reading a bucket and drops what was buffered for it.
+func (s *Scanner) Unsubscribe(partitionID int64, bucket int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tb := s.info.Bucket(partitionID, bucket)
+	if st := s.buckets[tb]; st != nil {
+		st.epoch++
+		s.dropQueuedLocked(st)
+		delete(s.buckets, tb)
+	}
+}
+
+// BucketPosition is the read position of a subscribed bucket.
+type BucketPosition struct {
+	Bucket    TableBucket
+	Partition string
+	// Offset is the next offset the scanner will fetch: every row below it
+	// has been fetched (and returned by Poll or buffered for it).
+	Offset int64
+	// HighWatermark is the last high watermark seen (-1 before the first
+	// fetch). Lag = HighWatermark - Offset.
+	HighWatermark int64
+	// Paused reports a bucket stopped by an error (until SeekBucket).
+	Paused bool
+}
+
+// Position returns the position of a subscribed bucket.
+func (s *Scanner) Position(partitionID int64, bucket int32) (BucketPosition, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.buckets[s.info.Bucket(partitionID, bucket)]
+	if st == nil {
+		return BucketPosition{}, false
+	}
+	return st.position(), true
+}
+
+// HighWatermark returns the last high watermark seen for a bucket (-1 when
+// none was seen yet or the bucket is not subscribed).
+func (s *Scanner) HighWatermark(partitionID int64, bucket int32) int64 {
+	p, ok := s.Position(partitionID, bucket)
+	if !ok {
+		return -1
+	}
+	return p.HighWatermark
+}
+
+// Positions returns the positions of every subscribed bucket.
+func (s *Scanner) Positions() []BucketPosition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]BucketPosition, 0, len(s.buckets))
+	for _, st := range s.buckets {
+		out = append(out, st.position())
+	}
+	return out
+}
+
+func (st *bucketState) position() BucketPosition {
+	return BucketPosition{Bucket: st.tb, Partition: st.partition, Offset: st.offset, HighWatermark: st.hw, Paused: st.paused}
+}
+
+// Stats returns counters of what the scanner fetched and returned.
+func (s *Scanner) Stats() ScanStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Poll waits until fetched data is available and returns it: the batches of
+// every bucket fetched since the last call, in offset order per bucket.
+// The caller must Release every batch, also when err is not nil.
+//
+// The error joins the *BucketError and *OffsetOutOfRangeError values of
+// buckets that failed since the last call (each such bucket is paused).
+// Poll may return neither batches nor an error when fetches only advanced
+// positions over empty batches (see Position). It returns ctx.Err() when
+// ctx ends first, and ErrScannerClosed after Close.
+func (s *Scanner) Poll(ctx context.Context) ([]*ScanBatch, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, ErrScannerClosed
+		}
+		if len(s.queue) > 0 {
+			items := s.queue
+			s.queue = nil
+			var (
+				out  []*ScanBatch
+				errs []error
+			)
+			for _, it := range items {
+				it.st.queued--
+				out = append(out, it.batches...)
+				if it.err != nil {
+					errs = append(errs, it.err)
+				}
+			}
+			for _, b := range out {
+				s.stats.Batches++
+				s.stats.Rows += int64(b.NumRows())
+			}
+			s.mu.Unlock()
+			s.signal(s.wake)
+			return out, errors.Join(errs...)
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.notify:
+		case <-s.ctx.Done(): // closed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close stops fetching, waits for fetches in flight and releases buffered
+// batches. Batches returned by Poll stay valid until released.
+func (s *Scanner) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.cancel()
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.mu.Lock()
+	for _, it := range s.queue {
+		for _, b := range it.batches {
+			b.Release()
+		}
+	}
+	s.queue = nil
+	s.buckets = map[TableBucket]*bucketState{}
+	s.mu.Unlock()
+	return nil
+}
+
+// signal wakes the goroutine waiting on ch without blocking.
+func (s *Scanner) signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// startLocked starts the fetch loop on the first subscription.
+func (s *Scanner) startLocked() {
+	if s.started {
+		return
+	}
+	s.started = true
+	s.wg.Add(1)
+	go s.loop()
+}

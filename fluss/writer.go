@@ -1,0 +1,463 @@
+package fluss
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
+	"github.com/fluss-iggy/fluss-iggy/fluss/records"
+	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
+)
+
+// The writer sends what the Java client's writers send, without their
+// accumulators: Append turns an Arrow record into one log batch per bucket
+// (ProduceLog, compressed with the table's codec, as projected reads
+// require), Upsert and Delete turn rows into KV batches (PutKv) routed to
+// buckets by the Fluss bucketing function over the bucket key. Writes wait
+// for every in-sync replica (acks -1) by default. A bucket whose leader
+// refuses the batch with a retriable error (NOT_LEADER_OR_FOLLOWER, ...) is
+// sent again after a metadata refresh; a batch the server may have
+// appended (a timeout, a connection lost after sending) is not, so a write
+// is applied at most once by this client: its error is then ambiguous.
+
+type writeConfig struct {
+	acks    int32
+	timeout time.Duration
+	mem     memory.Allocator
+}
+
+// WriteOption configures a Writer.
+type WriteOption func(*writeConfig)
+
+// WriteAcks sets the acknowledgements a write waits for: -1 every in-sync
+// replica (default), 1 the leader, 0 none.
+func WriteAcks(acks int) WriteOption { return func(c *writeConfig) { c.acks = int32(acks) } }
+
+// WriteTimeout sets how long a server may take to replicate a write (the
+// request's timeout_ms; default 30s).
+func WriteTimeout(d time.Duration) WriteOption { return func(c *writeConfig) { c.timeout = d } }
+
+// WriteAllocator sets the allocator for Arrow's temporary encoding buffers.
+func WriteAllocator(mem memory.Allocator) WriteOption { return func(c *writeConfig) { c.mem = mem } }
+
+// Writer writes to one table. It is safe for concurrent use.
+type Writer struct {
+	c      *Client
+	info   *TableInfo
+	cfg    writeConfig
+	codec  records.Compression
+	schema *arrow.Schema
+
+	// Primary-key tables.
+	pkCols     []int
+	bucketCols []int // nil: the bucket key is the primary key
+	encMu      sync.Mutex
+	keyEnc     *records.RowEncoder
+	bucketEnc  *records.RowEncoder
+}
+
+// WriteError is the failure of one bucket of a write.
+type WriteError struct {
+	Table     TablePath
+	Bucket    TableBucket
+	Partition string
+	Err       error
+}
+
+// Error implements error.
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("fluss: write to %s %s: %v", e.Table, describeBucket(e.Bucket, e.Partition), e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// NewWriter returns a writer for the table described by info. Records given
+// to it must have the Arrow schema of info's schema (Schema.ArrowSchema).
+func (c *Client) NewWriter(info *TableInfo, opts ...WriteOption) (*Writer, error) {
+	if info == nil || info.Schema == nil {
+		return nil, errors.New("fluss: NewWriter needs a table info")
+	}
+	cfg := writeConfig{acks: -1, timeout: 30 * time.Second, mem: memory.DefaultAllocator}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.acks < -1 || cfg.acks > 1 {
+		return nil, fmt.Errorf("fluss: writer of %s: acks %d (want -1, 0 or 1)", info.Path, cfg.acks)
+	}
+	w := &Writer{c: c, info: info, cfg: cfg}
+	if d := info.Descriptor; d != nil {
+		if f := d.LogFormat(); f != "ARROW" {
+			return nil, fmt.Errorf("fluss: writer of %s: log format %s is not supported (only ARROW)", info.Path, f)
+		}
+		codec, err := records.ParseCompression(d.ArrowCompression())
+		if err != nil {
+			return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
+		}
+		w.codec = codec
+	} else {
+		w.codec = records.CompressionZSTD
+	}
+	as, err := info.Schema.ArrowSchema()
+	if err != nil {
+		return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
+	}
+	w.schema = as
+	if info.HasPrimaryKey() {
+		if w.pkCols, err = info.Schema.ProjectionIndices(info.PrimaryKey); err != nil {
+			return nil, fmt.Errorf("fluss: writer of %s: primary key: %w", info.Path, err)
+		}
+		if w.keyEnc, err = records.NewRowEncoder(as, w.pkCols); err != nil {
+			return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
+		}
+		bk := bucketKey(info)
+		if !equalStrings(bk, info.PrimaryKey) {
+			if w.bucketCols, err = info.Schema.ProjectionIndices(bk); err != nil {
+				return nil, fmt.Errorf("fluss: writer of %s: bucket key: %w", info.Path, err)
+			}
+			if w.bucketEnc, err = records.NewRowEncoder(as, w.bucketCols); err != nil {
+				return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
+			}
+		}
+	}
+	return w, nil
+}
+
+// bucketKey returns the columns a primary-key table is bucketed by: the
+// declared bucket key, else the primary key without the partition keys.
+func bucketKey(info *TableInfo) []string {
+	if d := info.Descriptor; d != nil && len(d.BucketKeys) > 0 {
+		return d.BucketKeys
+	}
+	var out []string
+	for _, k := range info.PrimaryKey {
+		part := false
+		for _, p := range info.PartitionKeys {
+			if p == k {
+				part = true
+			}
+		}
+		if !part {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Schema returns the Arrow schema records must have.
+func (w *Writer) Schema() *arrow.Schema { return w.schema }
+
+// Compression returns the codec log batches are compressed with (the
+// table's).
+func (w *Writer) Compression() records.Compression { return w.codec }
+
+func (w *Writer) checkSchema(rec arrow.RecordBatch) error {
+	if !rec.Schema().Equal(w.schema) {
+		return fmt.Errorf("fluss: write to %s: record schema %s differs from the table's %s", w.info.Path, rec.Schema(), w.schema)
+	}
+	return nil
+}
+
+// Append appends rec as one log batch to a bucket of a log table
+// (partitionID NoPartition unless partitioned) and returns the offset of
+// its first row.
+func (w *Writer) Append(ctx context.Context, partitionID int64, bucket int32, rec arrow.RecordBatch) (int64, error) {
+	res, err := w.AppendBuckets(ctx, partitionID, map[int32]arrow.RecordBatch{bucket: rec})
+	if err != nil {
+		return -1, err
+	}
+	return res[bucket], nil
+}
+
+// AppendBuckets appends one record per bucket (one log batch each), with one
+// ProduceLog request per leader, and returns the base offset of each. On
+// error the offsets of the buckets that succeeded are still returned; the
+// error joins a *WriteError per failed bucket.
+func (w *Writer) AppendBuckets(ctx context.Context, partitionID int64, recs map[int32]arrow.RecordBatch) (map[int32]int64, error) {
+	if w.info.HasPrimaryKey() {
+		return nil, fmt.Errorf("fluss: append to %s: %w", w.info.Path, errcode.New(errcode.NonPrimaryKeyTable.Code, "the table has a primary key: use Upsert and Delete"))
+	}
+	batches := make(map[int32][]byte, len(recs))
+	for b, rec := range recs {
+		if err := w.checkSchema(rec); err != nil {
+			return nil, err
+		}
+		if rec.NumRows() == 0 {
+			return nil, fmt.Errorf("fluss: append to %s bucket %d: empty record", w.info.Path, b)
+		}
+		data, err := records.EncodeLogBatch(rec, records.LogBatchOptions{
+			SchemaID: int16(w.info.SchemaID), Compression: w.codec, Allocator: w.cfg.mem,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fluss: append to %s bucket %d: %w", w.info.Path, b, err)
+		}
+		batches[b] = data
+	}
+	return w.send(ctx, partitionID, batches, false)
+}
+
+// Upsert inserts or updates the rows of rec in a primary-key table (in one
+// partition, partitionID NoPartition unless partitioned), one KV batch per
+// bucket.
+func (w *Writer) Upsert(ctx context.Context, partitionID int64, rec arrow.RecordBatch) error {
+	return w.PutKV(ctx, partitionID, rec, nil)
+}
+
+// Delete deletes the keys of the rows of rec (only the primary-key columns
+// are read) from a primary-key table. Deleting a missing key is not an
+// error (it leaves an empty batch in the changelog).
+func (w *Writer) Delete(ctx context.Context, partitionID int64, rec arrow.RecordBatch) error {
+	del := make([]bool, rec.NumRows())
+	for i := range del {
+		del[i] = true
+	}
+	return w.PutKV(ctx, partitionID, rec, del)
+}
+
+// PutKV writes the rows of rec to a primary-key table: row i is deleted
+// when deletes[i] is true (deletes may be nil), else upserted. Rows are
+// routed to buckets by the bucket key and keep their order within a
+// bucket. For a partitioned table every row must belong to the partition
+// partitionID names (its partition columns hold the partition's values).
+// The error joins a *WriteError per failed bucket.
+func (w *Writer) PutKV(ctx context.Context, partitionID int64, rec arrow.RecordBatch, deletes []bool) error {
+	if !w.info.HasPrimaryKey() {
+		return fmt.Errorf("fluss: put to %s: %w", w.info.Path, errcode.New(errcode.NonPrimaryKeyTable.Code, ""))
+	}
+	if err := w.checkSchema(rec); err != nil {
+		return err
+	}
+	n := int(rec.NumRows())
+	if deletes != nil && len(deletes) != n {
+		return fmt.Errorf("fluss: put to %s: %d delete flags for %d rows", w.info.Path, len(deletes), n)
+	}
+	builders := map[int32]*records.KVBatchBuilder{}
+	w.encMu.Lock()
+	var key []byte
+	for i := 0; i < n; i++ {
+		var err error
+		enc := w.keyEnc
+		if w.bucketEnc != nil {
+			enc = w.bucketEnc
+		}
+		key, err = enc.AppendKey(key[:0], rec, i)
+		if err != nil {
+			w.encMu.Unlock()
+			return fmt.Errorf("fluss: put to %s: %w", w.info.Path, err)
+		}
+		b := BucketOf(key, w.info.NumBuckets)
+		kb := builders[b]
+		if kb == nil {
+			kb = records.NewKVBatchBuilder(int16(w.info.SchemaID), nil)
+			builders[b] = kb
+		}
+		if err := kb.AppendRow(w.keyEnc, rec, i, deletes != nil && deletes[i]); err != nil {
+			w.encMu.Unlock()
+			return fmt.Errorf("fluss: put to %s row %d: %w", w.info.Path, i, err)
+		}
+	}
+	w.encMu.Unlock()
+	batches := make(map[int32][]byte, len(builders))
+	for b, kb := range builders {
+		batches[b] = kb.Build()
+	}
+	_, err := w.send(ctx, partitionID, batches, true)
+	return err
+}
+
+// send writes one batch per bucket, grouped by leader, retrying buckets the
+// servers refused with a retriable error.
+func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32][]byte, kv bool) (map[int32]int64, error) {
+	info := w.info
+	if info.IsPartitioned() != (partitionID != NoPartition) {
+		if info.IsPartitioned() {
+			return nil, fmt.Errorf("fluss: write to %s: the table is partitioned; name a partition", info.Path)
+		}
+		return nil, fmt.Errorf("fluss: write to %s: the table is not partitioned; use NoPartition", info.Path)
+	}
+	partName := ""
+	if partitionID != NoPartition {
+		if p, ok := w.c.PartitionByID(info.TableID, partitionID); ok {
+			partName = p.Name
+		}
+	}
+	for b := range batches {
+		if b < 0 || b >= info.NumBuckets {
+			return nil, fmt.Errorf("fluss: write to %s: bucket %d out of range [0, %d)", info.Path, b, info.NumBuckets)
+		}
+	}
+	out := map[int32]int64{}
+	failed := map[int32]error{}
+	pending := make([]int32, 0, len(batches))
+	for b := range batches {
+		pending = append(pending, b)
+	}
+	sort.Slice(pending, func(i, j int) bool { return pending[i] < pending[j] })
+
+	const maxAttempts = 10
+	for attempt := 0; len(pending) > 0; attempt++ {
+		var (
+			mu    sync.Mutex
+			retry []int32
+			last  error
+		)
+		keep := func(b int32, err error, sent bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if errcode.InvalidatesMetadata(err) {
+				w.c.InvalidateLeader(info.Bucket(partitionID, b))
+			}
+			if attempt+1 < maxAttempts && ctx.Err() == nil && writeRetriable(err, sent) {
+				retry = append(retry, b)
+				last = err
+				return
+			}
+			failed[b] = err
+		}
+		byLeader := map[int32][]int32{}
+		for _, b := range pending {
+			leader, err := w.c.Leader(ctx, info.Bucket(partitionID, b))
+			if err != nil {
+				keep(b, err, false)
+				continue
+			}
+			byLeader[leader] = append(byLeader[leader], b)
+		}
+		var wg sync.WaitGroup
+		for leader, bs := range byLeader {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := w.sendOnce(ctx, leader, partitionID, bs, batches, kv)
+				if err != nil {
+					var ce *wire.ConnError
+					sent := !(errors.As(err, &ce) && (ce.Op == "dial" || ce.Op == "handshake"))
+					for _, b := range bs {
+						keep(b, fmt.Errorf("tablet server %d: %w", leader, err), sent)
+					}
+					return
+				}
+				got := map[int32]bool{}
+				for _, r := range res {
+					got[r.bucket] = true
+					if r.err != nil {
+						keep(r.bucket, fmt.Errorf("tablet server %d: %w", leader, r.err), false)
+						continue
+					}
+					mu.Lock()
+					out[r.bucket] = r.offset
+					mu.Unlock()
+				}
+				for _, b := range bs {
+					if !got[b] {
+						keep(b, fmt.Errorf("tablet server %d did not answer for the bucket", leader), true)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		pending = retry
+		if len(pending) > 0 {
+			if err := wire.Sleep(ctx, w.c.Backoff().Delay(attempt)); err != nil {
+				for _, b := range pending {
+					failed[b] = fmt.Errorf("%w (last error: %w)", err, last)
+				}
+				break
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return out, nil
+	}
+	bs := make([]int32, 0, len(failed))
+	for b := range failed {
+		bs = append(bs, b)
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i] < bs[j] })
+	errs := make([]error, 0, len(bs))
+	for _, b := range bs {
+		errs = append(errs, &WriteError{Table: info.Path, Bucket: info.Bucket(partitionID, b), Partition: partName, Err: failed[b]})
+	}
+	return out, errors.Join(errs...)
+}
+
+// writeRetriable decides whether a failed write may be sent again: only
+// when the server cannot have applied it. Most per-bucket error codes are
+// refusals (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...), but
+// REQUEST_TIME_OUT and NOT_ENOUGH_REPLICAS_AFTER_APPEND come after the
+// leader appended the batch, and a request error after sending (timeout,
+// lost connection) leaves it unknown: those are not retried, so that a
+// batch is never written twice by this client.
+func writeRetriable(err error, sent bool) bool {
+	if sent || errors.Is(err, errcode.RequestTimeOut) || errors.Is(err, errcode.NotEnoughReplicasAfterAppend) {
+		return false
+	}
+	return errcode.IsRetriable(err) || errcode.InvalidatesMetadata(err)
+}
+
+type writeBucketResult struct {
+	bucket int32
+	offset int64
+	err    error
+}
+
+func (w *Writer) sendOnce(ctx context.Context, leader int32, partitionID int64, buckets []int32, batches map[int32][]byte, kv bool) ([]writeBucketResult, error) {
+	conn, err := w.c.TabletConn(ctx, leader)
+	if err != nil {
+		return nil, err
+	}
+	var pid *int64
+	if partitionID != NoPartition {
+		pid = proto.Int64(partitionID)
+	}
+	timeoutMs := int32(w.cfg.timeout / time.Millisecond)
+	callTimeout := wire.WithTimeout(w.c.RequestTimeoutDuration() + w.cfg.timeout)
+	var out []writeBucketResult
+	if kv {
+		req := &pb.PutKvRequest{Acks: proto.Int32(w.cfg.acks), TableId: proto.Int64(w.info.TableID), TimeoutMs: proto.Int32(timeoutMs)}
+		for _, b := range buckets {
+			req.BucketsReq = append(req.BucketsReq, &pb.PbPutKvReqForBucket{PartitionId: pid, BucketId: proto.Int32(b), Records: batches[b]})
+		}
+		var resp pb.PutKvResponse
+		if err := conn.Call(ctx, wire.PutKV, req, &resp, callTimeout); err != nil {
+			return nil, err
+		}
+		for _, r := range resp.GetBucketsResp() {
+			out = append(out, writeBucketResult{bucket: r.GetBucketId(), offset: -1, err: errcode.New(r.GetErrorCode(), r.GetErrorMessage())})
+		}
+		return out, nil
+	}
+	req := &pb.ProduceLogRequest{Acks: proto.Int32(w.cfg.acks), TableId: proto.Int64(w.info.TableID), TimeoutMs: proto.Int32(timeoutMs)}
+	for _, b := range buckets {
+		req.BucketsReq = append(req.BucketsReq, &pb.PbProduceLogReqForBucket{PartitionId: pid, BucketId: proto.Int32(b), Records: batches[b]})
+	}
+	var resp pb.ProduceLogResponse
+	if err := conn.Call(ctx, wire.ProduceLog, req, &resp, callTimeout); err != nil {
+		return nil, err
+	}
+	for _, r := range resp.GetBucketsResp() {
+		out = append(out, writeBucketResult{bucket: r.GetBucketId(), offset: r.GetBaseOffset(), err: errcode.New(r.GetErrorCode(), r.GetErrorMessage())})
+	}
+	return out, nil
+}
