@@ -1,0 +1,82 @@
+package fluss
+
+import (
+	"fmt"
+	"slices"
+)
+
+// noPartition is the partition id of buckets of non-partitioned tables (the
+// same value as the client's NoPartition).
+const noPartition int64 = -1
+
+// bucketKey identifies one bucket the input reads.
+type bucketKey struct {
+	partitionID int64 // noPartition for non-partitioned tables
+	bucket      int32
+}
+
+func (k bucketKey) String() string {
+	if k.partitionID == noPartition {
+		return fmt.Sprintf("bucket %d", k.bucket)
+	}
+	return fmt.Sprintf("partition %d bucket %d", k.partitionID, k.bucket)
+}
+
+// assigner decides which (partition, bucket) pairs this instance reads.
+type assigner struct {
+	buckets    []int32 // empty: all
+	partitions []string
+	shardIndex int
+	shardCount int // 0: no sharding
+}
+
+func newAssigner(c *inputConfig) assigner {
+	return assigner{buckets: c.buckets, partitions: c.partitions, shardIndex: c.shardIndex, shardCount: c.shardCount}
+}
+
+// wantsPartition reports whether a partition (by name) is read.
+func (a assigner) wantsPartition(name string) bool {
+	return len(a.partitions) == 0 || slices.Contains(a.partitions, name)
+}
+
+// owns reports whether this instance reads the bucket. The shard of a pair
+// is (partition id + bucket) mod count, with partition id 0 for tables
+// without partitions, so that every instance computes the same split
+// without talking to the others, and consecutive buckets of one partition
+// go to different instances.
+func (a assigner) owns(k bucketKey) bool {
+	if len(a.buckets) > 0 && !slices.Contains(a.buckets, k.bucket) {
+		return false
+	}
+	if a.shardCount > 1 {
+		p := k.partitionID
+		if p < 0 {
+			p = 0
+		}
+		return (uint64(p)+uint64(k.bucket))%uint64(a.shardCount) == uint64(a.shardIndex)
+	}
+	return true
+}
+
+// bucketsOf returns the buckets of one partition (or of the table) this
+// instance reads, in bucket order. numBuckets is the table's bucket count.
+func (a assigner) bucketsOf(partitionID int64, numBuckets int32) []bucketKey {
+	var out []bucketKey
+	for b := int32(0); b < numBuckets; b++ {
+		k := bucketKey{partitionID: partitionID, bucket: b}
+		if a.owns(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// checkBuckets verifies that the configured bucket numbers exist.
+func (a assigner) checkBuckets(numBuckets int32) error {
+	for _, b := range a.buckets {
+		if b >= numBuckets {
+			return fmt.Errorf("field %s: bucket %d does not exist (the table has %d buckets)", fiFieldBuckets, b, numBuckets)
+		}
+	}
+	return nil
+}

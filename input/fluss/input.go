@@ -1,0 +1,412 @@
+package fluss
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+)
+
+// unitKind says what a unit handed from the worker to ReadBatch means.
+type unitKind int8
+
+const (
+	// unitRows: rows [start, end) of a bucket, as messages.
+	unitRows unitKind = iota
+	// unitGap: offsets [start, end) hold no rows to deliver (empty batches,
+	// rows expired from the log); they count as acknowledged.
+	unitGap
+	// unitReset: the bucket moves to end, forgetting what is in flight.
+	unitReset
+)
+
+// unit is one step of a bucket's read position, in read order.
+type unit struct {
+	kind       unitKind
+	key        bucketKey
+	partition  string
+	start, end int64
+	msgs       service.MessageBatch
+}
+
+// connection is one connection to the cluster with its worker goroutine.
+type connection struct {
+	client  *flussapi.Client
+	info    *flussapi.TableInfo
+	scanner *flussapi.Scanner
+	units   chan *unit
+	ctx     context.Context // ends when the worker must stop
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the worker has returned
+	// Set by the worker before done is closed.
+	err      error
+	finished bool // end_at: latest reached
+}
+
+// partialBatch is a batch being gathered by the batching policy; it
+// survives ReadBatch calls that end early.
+type partialBatch struct {
+	fl      *flight
+	entries []*entry
+}
+
+// input is the fluss batch input.
+type input struct {
+	conf    *inputConfig
+	mgr     *service.Resources
+	log     *service.Logger
+	metrics *inputMetrics
+	store   checkpointStore
+	cp      *checkpointer
+	assign  assigner
+
+	mu              sync.Mutex
+	conn            *connection
+	started         bool                // the first Connect completed
+	loaded          *checkpointValue    // value read from the cache (nil: none)
+	endOffsets      map[bucketKey]int64 // end_at: latest
+	connectFailures int                 // consecutive failed Connects
+	flushStop       chan struct{}       // closed to stop the flusher
+	flushDone       chan struct{}       // closed when the flusher returned
+	closed          bool
+
+	hwMu sync.Mutex
+	hw   map[bucketKey]int64 // last high watermarks, for the lag metric
+
+	// Used only by the ReadBatch goroutine.
+	batcher *service.Batcher
+	partial *partialBatch
+}
+
+func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*input, error) {
+	conf, err := parseConfig(pc)
+	if err != nil {
+		return nil, err
+	}
+	if !mgr.HasCache(conf.checkpointCache) {
+		return nil, fmt.Errorf("field %s: cache resource %q not found", fiFieldCheckpointCache, conf.checkpointCache)
+	}
+	in := &input{
+		conf:    conf,
+		mgr:     mgr,
+		log:     mgr.Logger(),
+		metrics: newInputMetrics(mgr.Metrics()),
+		store:   checkpointStore{mgr: mgr, cache: conf.checkpointCache, key: conf.checkpointKey},
+		cp:      newCheckpointer(conf.checkpointLimit),
+		assign:  newAssigner(conf),
+		hw:      map[bucketKey]int64{},
+	}
+	if !conf.batching.IsNoop() {
+		if in.batcher, err = conf.batching.NewBatcher(mgr); err != nil {
+			return nil, fmt.Errorf("field %s: %w", fiFieldBatching, err)
+		}
+	}
+	return in, nil
+}
+
+func (in *input) tablePath() string { return in.conf.database + "." + in.conf.table }
+
+// ---------------------------------------------------------------------------
+// ReadBatch
+
+// ReadBatch hands out the next batch of rows, blocking until one is
+// available, a checkpoint_limit slot is free, or ctx ends.
+func (in *input) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
+	in.mu.Lock()
+	c := in.conn
+	in.mu.Unlock()
+	if c == nil {
+		return nil, nil, service.ErrNotConnected
+	}
+	if in.batcher != nil {
+		return in.readBatched(ctx, c)
+	}
+	if err := in.acquire(ctx, c); err != nil {
+		return nil, nil, in.readError(c, err)
+	}
+	for {
+		u, err := in.nextUnit(ctx, c, nil)
+		if err != nil {
+			in.cp.releaseSlot()
+			return nil, nil, in.readError(c, err)
+		}
+		fl := &flight{}
+		e, err := in.apply(u, fl)
+		if err != nil {
+			in.cp.releaseSlot()
+			return nil, nil, in.readError(c, err)
+		}
+		if e == nil {
+			continue
+		}
+		return u.msgs, in.ackFunc([]*entry{e}), nil
+	}
+}
+
+// readBatched gathers units into batches with the batching policy.
+func (in *input) readBatched(ctx context.Context, c *connection) (service.MessageBatch, service.AckFunc, error) {
+	if in.partial == nil {
+		if err := in.acquire(ctx, c); err != nil {
+			return nil, nil, in.readError(c, err)
+		}
+		in.partial = &partialBatch{fl: &flight{}}
+	}
+	for {
+		var (
+			timeout <-chan time.Time
+			timer   *time.Timer
+		)
+		if d, ok := in.batcher.UntilNext(); ok {
+			timer = time.NewTimer(d)
+			timeout = timer.C
+		}
+		u, err := in.nextUnit(ctx, c, timeout)
+		if timer != nil {
+			timer.Stop()
+		}
+		flush := false
+		switch {
+		case errors.Is(err, errBatchPeriod):
+			flush = true
+		case err != nil:
+			if len(in.partial.entries) > 0 && (errors.Is(err, service.ErrEndOfInput) || errors.Is(err, service.ErrNotConnected)) {
+				// Hand out what was gathered first.
+				flush = true
+				break
+			}
+			return nil, nil, in.readError(c, err)
+		default:
+			e, err := in.apply(u, in.partial.fl)
+			if err != nil {
+				return nil, nil, in.readError(c, err)
+			}
+			if e == nil {
+				continue
+			}
+			in.partial.entries = append(in.partial.entries, e)
+			for _, m := range u.msgs {
+				if in.batcher.Add(m) {
+					flush = true
+				}
+			}
+		}
+		if !flush {
+			continue
+		}
+		p := in.partial
+		if len(p.entries) == 0 {
+			continue
+		}
+		batch, _ := in.batcher.Flush(ctx)
+		in.partial = nil
+		ack := in.ackFunc(p.entries)
+		if len(batch) == 0 {
+			// The batch processors dropped everything: done.
+			_ = ack(ctx, nil)
+			if err := in.acquire(ctx, c); err != nil {
+				return nil, nil, in.readError(c, err)
+			}
+			in.partial = &partialBatch{fl: &flight{}}
+			continue
+		}
+		return batch, ack, nil
+	}
+}
+
+var errBatchPeriod = errors.New("batching period elapsed")
+
+// acquire takes a checkpoint_limit slot for the next batch. When the worker
+// has stopped it fails with ErrNotConnected, or ErrEndOfInput once
+// end_at: latest was reached and every unit handed out; units still queued
+// after the end are waited for normally.
+func (in *input) acquire(ctx context.Context, c *connection) error {
+	err := in.cp.acquire(ctx, c.done)
+	if !errors.Is(err, service.ErrNotConnected) || !c.finished {
+		return err
+	}
+	if len(c.units) == 0 {
+		return service.ErrEndOfInput
+	}
+	return in.cp.acquire(ctx, nil)
+}
+
+// nextUnit returns the next unit of the connection. It returns
+// ErrEndOfInput once end_at: latest was reached and everything handed out,
+// and ErrNotConnected when the worker stopped.
+func (in *input) nextUnit(ctx context.Context, c *connection, timeout <-chan time.Time) (*unit, error) {
+	select {
+	case u := <-c.units:
+		return u, nil
+	default:
+	}
+	select {
+	case u := <-c.units:
+		return u, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timeout:
+		return nil, errBatchPeriod
+	case <-c.done:
+		select {
+		case u := <-c.units:
+			return u, nil
+		default:
+		}
+		if c.finished {
+			return nil, service.ErrEndOfInput
+		}
+		return nil, service.ErrNotConnected
+	}
+}
+
+// apply records a unit in the checkpointer. It returns the entry of a
+// rows unit (nil for the other kinds, which need no delivery).
+func (in *input) apply(u *unit, fl *flight) (*entry, error) {
+	switch u.kind {
+	case unitGap:
+		if _, err := in.cp.track(u.key, u.start, u.end, nil); err != nil && !errors.Is(err, errUntracked) {
+			return nil, err
+		}
+		return nil, nil
+	case unitReset:
+		in.cp.reset(u.key, u.partition, u.end)
+		return nil, nil
+	}
+	e, err := in.cp.track(u.key, u.start, u.end, fl)
+	if errors.Is(err, errUntracked) {
+		in.log.Warnf("Dropping rows %d to %d of table %s%s %s: its partition was dropped", u.start, u.end-1, in.tablePath(), partitionSuffix(u.partition), u.key)
+		return nil, nil
+	}
+	return e, err
+}
+
+// readError turns a ReadBatch failure into what the engine expects, tearing
+// the connection down when its worker stopped.
+func (in *input) readError(c *connection, err error) error {
+	switch {
+	case errors.Is(err, service.ErrEndOfInput):
+		return err
+	case errors.Is(err, service.ErrNotConnected):
+		select {
+		case <-c.done:
+			if c.err != nil {
+				in.log.Errorf("Reading table %s failed, reconnecting: %v", in.tablePath(), c.err)
+			}
+		default:
+		}
+		in.disconnect(c, nil)
+		return service.ErrNotConnected
+	case errors.Is(err, errTrackMismatch):
+		in.log.Errorf("Reading table %s: %v; reconnecting", in.tablePath(), err)
+		in.disconnect(c, nil)
+		return service.ErrNotConnected
+	}
+	return err
+}
+
+// disconnect stops a connection's worker and closes it.
+func (in *input) disconnect(c *connection, ctx context.Context) {
+	in.mu.Lock()
+	if in.conn == c {
+		in.conn = nil
+	}
+	in.mu.Unlock()
+	c.shutdown(ctx)
+}
+
+// shutdown stops the worker, waits for it (bounded by ctx, when given) and
+// closes the scanner and client.
+func (c *connection) shutdown(ctx context.Context) {
+	c.cancel()
+	// The worker may be blocked sending a unit: drain until it returns.
+	var deadline <-chan struct{}
+	if ctx != nil {
+		deadline = ctx.Done()
+	}
+	for {
+		select {
+		case <-c.units:
+			continue
+		case <-c.done:
+		case <-deadline:
+		}
+		break
+	}
+	_ = c.scanner.Close()
+	_ = c.client.Close()
+}
+
+// ackFunc returns the acknowledgement function of a batch.
+func (in *input) ackFunc(entries []*entry) service.AckFunc {
+	var once sync.Once
+	return func(ctx context.Context, err error) error {
+		once.Do(func() {
+			if err != nil {
+				// Only reached with auto_replay_nacks: false: the rows are
+				// dropped on purpose; move past them, loudly.
+				var rows int64
+				for _, e := range entries {
+					rows += e.end - e.start
+					in.log.Warnf("Skipping rows %d to %d of table %s %s after a nack (auto_replay_nacks is false): %v",
+						e.start, e.end-1, in.tablePath(), e.st.key, err)
+				}
+				in.metrics.skipped.Incr(rows)
+			}
+			in.cp.ack(entries)
+		})
+		return nil
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Close
+
+// Close stops reading, writes every acknowledged position and closes the
+// connection. It is safe to call more than once.
+func (in *input) Close(ctx context.Context) error {
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		return nil
+	}
+	in.closed = true
+	c := in.conn
+	in.conn = nil
+	stop, done := in.flushStop, in.flushDone
+	in.mu.Unlock()
+
+	if c != nil {
+		c.shutdown(ctx)
+	}
+	var err error
+	if stop != nil {
+		close(stop)
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		// Final write of everything acknowledged.
+		for attempt := 0; ; attempt++ {
+			if err = in.flushOnce(ctx); err == nil {
+				break
+			}
+			in.log.Errorf("Writing the final checkpoint of table %s: %v", in.tablePath(), err)
+			if ctx.Err() != nil || attempt >= 5 {
+				break
+			}
+			select {
+			case <-time.After(100 * time.Millisecond << attempt):
+			case <-ctx.Done():
+			}
+		}
+	}
+	if in.batcher != nil {
+		_ = in.batcher.Close(ctx)
+	}
+	return err
+}

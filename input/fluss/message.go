@@ -1,0 +1,228 @@
+package fluss
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
+	"github.com/fluss-iggy/fluss-iggy/fluss/records"
+	"github.com/fluss-iggy/fluss-iggy/fluss/types"
+)
+
+// tableMeta is the metadata shared by every message of a table.
+type tableMeta struct {
+	database string
+	table    string
+	tableID  int64
+	pkTable  bool
+}
+
+// changeTypeValues holds the change types as metadata values, boxed once.
+var changeTypeValues = func() (v [5]any) {
+	for i := range v {
+		v[i] = records.ChangeType(i).String()
+	}
+	return v
+}()
+
+func changeTypeValue(ct records.ChangeType) any {
+	if ct.Valid() {
+		return changeTypeValues[ct]
+	}
+	return ct.String()
+}
+
+// batchContext is where a chunk of rows comes from.
+type batchContext struct {
+	key       bucketKey
+	partition string
+	schemaID  int16
+	timestamp int64
+}
+
+// messageBuilder turns rows of decoded record batches into messages. It is
+// used by one goroutine at a time.
+type messageBuilder struct {
+	meta  tableMeta
+	arrow bool
+
+	// Metadata values boxed once (storing a string or a large integer in
+	// an interface allocates): per table, and per chunk in setMeta.
+	dbValue, tableValue, tableIDValue any
+	metaBC                            *batchContext
+	metaValues                        [5]any // partition, partition id, bucket, timestamp, schema id
+
+	// json
+	enc     *jsonrow.Encoder
+	bufHint int // bytes per row seen last, to size the next buffer
+
+	// arrow_ipc
+	ipcSchema   *arrow.Schema // with _change_type for primary-key tables
+	ipcHint     int           // bytes per row of the last message
+	ipcOverhead int           // a guess of the schema and framing bytes
+	mem         memory.Allocator
+}
+
+// newMessageBuilder prepares a builder for records of the given (projected)
+// schema.
+func newMessageBuilder(meta tableMeta, schema *types.Schema, arrowSchema *arrow.Schema, arrowPayload bool) (*messageBuilder, error) {
+	b := &messageBuilder{meta: meta, arrow: arrowPayload, mem: memory.DefaultAllocator,
+		dbValue: meta.database, tableValue: meta.table, tableIDValue: meta.tableID}
+	if arrowPayload {
+		b.ipcSchema = arrowSchema
+		if meta.pkTable {
+			fields := make([]arrow.Field, 0, arrowSchema.NumFields()+1)
+			fields = append(fields, arrow.Field{Name: changeTypeColumn, Type: arrow.BinaryTypes.String, Nullable: false})
+			fields = append(fields, arrowSchema.Fields()...)
+			md := arrowSchema.Metadata()
+			b.ipcSchema = arrow.NewSchema(fields, &md)
+		}
+		return b, nil
+	}
+	enc, err := jsonrow.NewEncoder(schema.RowType(), arrowSchema)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the JSON encoder of table %s.%s: %w", meta.database, meta.table, err)
+	}
+	b.enc = enc
+	return b, nil
+}
+
+// setMeta sets the metadata common to every message of a chunk.
+func (b *messageBuilder) setMeta(m *service.Message, bc *batchContext) {
+	v := &b.metaValues
+	if b.metaBC != bc {
+		b.metaBC = bc
+		v[0], v[1], v[2], v[3], v[4] = bc.partition, bc.key.partitionID, int64(bc.key.bucket), bc.timestamp, int64(bc.schemaID)
+	}
+	m.MetaSetMut(metaDatabase, b.dbValue)
+	m.MetaSetMut(metaTable, b.tableValue)
+	m.MetaSetMut(metaTableID, b.tableIDValue)
+	if bc.key.partitionID != noPartition {
+		m.MetaSetMut(metaPartition, v[0])
+		m.MetaSetMut(metaPartID, v[1])
+	}
+	m.MetaSetMut(metaBucket, v[2])
+	m.MetaSetMut(metaTimestamp, v[3])
+	m.MetaSetMut(metaSchemaID, v[4])
+}
+
+// build returns the messages of rows [from, to) of rec, whose row i has log
+// offset firstOffset+i and change type changeTypes[i] (nil: all +A).
+func (b *messageBuilder) build(bc *batchContext, rec arrow.RecordBatch, changeTypes []records.ChangeType, firstOffset int64, from, to int) (service.MessageBatch, error) {
+	if b.arrow {
+		m, err := b.buildArrow(bc, rec, changeTypes, firstOffset, from, to)
+		if err != nil {
+			return nil, err
+		}
+		return service.MessageBatch{m}, nil
+	}
+	return b.buildJSON(bc, rec, changeTypes, firstOffset, from, to)
+}
+
+func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, changeTypes []records.ChangeType, firstOffset int64, from, to int) (service.MessageBatch, error) {
+	if err := b.enc.Bind(rec); err != nil {
+		return nil, fmt.Errorf("encoding rows of %s at offset %d: %w", bc.key, firstOffset+int64(from), err)
+	}
+	n := to - from
+	hint := b.bufHint
+	if hint <= 0 {
+		hint = 128
+	}
+	buf := make([]byte, 0, n*hint+hint)
+	out := make(service.MessageBatch, n)
+	for i := from; i < to; i++ {
+		start := len(buf)
+		buf = b.enc.AppendRow(buf, i)
+		// Slices of one buffer: a later append that grows buf copies it,
+		// leaving the bytes already handed out untouched.
+		m := service.NewMessage(buf[start:len(buf):len(buf)])
+		b.setMeta(m, bc)
+		m.MetaSetMut(metaOffset, firstOffset+int64(i))
+		ct := records.AppendOnly
+		if changeTypes != nil {
+			ct = changeTypes[i]
+		}
+		m.MetaSetMut(metaChangeType, changeTypeValue(ct))
+		out[i-from] = m
+	}
+	if n > 0 {
+		b.bufHint = len(buf)/n + 8
+	}
+	return out, nil
+}
+
+func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, changeTypes []records.ChangeType, firstOffset int64, from, to int) (*service.Message, error) {
+	slice := rec
+	if from != 0 || int64(to) != rec.NumRows() {
+		slice = rec.NewSlice(int64(from), int64(to))
+		defer slice.Release()
+	}
+	out := slice
+	if b.meta.pkTable {
+		sb := array.NewStringBuilder(b.mem)
+		sb.Reserve(to - from)
+		for i := from; i < to; i++ {
+			ct := records.AppendOnly
+			if changeTypes != nil {
+				ct = changeTypes[i]
+			}
+			sb.Append(ct.String())
+		}
+		ctCol := sb.NewArray()
+		sb.Release()
+		cols := make([]arrow.Array, 0, slice.NumCols()+1)
+		cols = append(cols, ctCol)
+		cols = append(cols, slice.Columns()...)
+		out = array.NewRecordBatch(b.ipcSchema, cols, int64(to-from))
+		ctCol.Release()
+		defer out.Release()
+	}
+	// Each message gets its own buffer, sized from the previous ones, so
+	// that the stream is written once and handed over without a copy.
+	rows := to - from
+	buf := bytes.NewBuffer(make([]byte, 0, b.ipcHint*rows+b.ipcOverhead+512))
+	w := ipc.NewWriter(buf, ipc.WithSchema(b.ipcSchema), ipc.WithAllocator(b.mem))
+	if err := w.Write(out); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("writing Arrow IPC of %s at offset %d: %w", bc.key, firstOffset+int64(from), err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("writing Arrow IPC of %s at offset %d: %w", bc.key, firstOffset+int64(from), err)
+	}
+	data := buf.Bytes()
+	if b.ipcOverhead == 0 {
+		b.ipcOverhead = len(data) / 2
+	}
+	b.ipcHint = max(0, len(data)-b.ipcOverhead)/rows + 1
+	m := service.NewMessage(data)
+	b.setMeta(m, bc)
+	m.MetaSetMut(metaOffset, firstOffset+int64(from))
+	m.MetaSetMut(metaLastOffset, firstOffset+int64(to-1))
+	if ct, ok := uniformChangeType(changeTypes, from, to); ok {
+		m.MetaSetMut(metaChangeType, changeTypeValue(ct))
+	}
+	return m, nil
+}
+
+// uniformChangeType returns the change type shared by rows [from, to).
+func uniformChangeType(cts []records.ChangeType, from, to int) (records.ChangeType, bool) {
+	if cts == nil {
+		return records.AppendOnly, true
+	}
+	if from >= to {
+		return 0, false
+	}
+	first := cts[from]
+	for _, c := range cts[from+1 : to] {
+		if c != first {
+			return 0, false
+		}
+	}
+	return first, true
+}

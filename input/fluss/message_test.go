@@ -1,0 +1,213 @@
+package fluss
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss/records"
+	"github.com/fluss-iggy/fluss-iggy/fluss/types"
+)
+
+// testRecord builds rows (id BIGINT, name STRING) with ids from..to-1.
+func testRecord(t *testing.T, mem memory.Allocator, from, to int64) (*types.Schema, *arrow.Schema, arrow.RecordBatch) {
+	t.Helper()
+	s := types.MustSchema([]types.Column{
+		types.NewColumn("id", types.BigInt()),
+		types.NewColumn("name", types.String()),
+	})
+	as, err := s.ArrowSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(mem, as)
+	defer b.Release()
+	for i := from; i < to; i++ {
+		b.Field(0).(*array.Int64Builder).Append(i)
+		if i%3 == 0 {
+			b.Field(1).AppendNull()
+		} else {
+			b.Field(1).(*array.StringBuilder).Append("n\"" + string(rune('a'+i%26)))
+		}
+	}
+	return s, as, b.NewRecordBatch()
+}
+
+func meta(t *testing.T, m *service.Message, key string) any {
+	t.Helper()
+	v, ok := m.MetaGetMut(key)
+	if !ok {
+		t.Fatalf("metadata %s missing", key)
+	}
+	return v
+}
+
+func TestBuildJSONMessages(t *testing.T) {
+	s, as, rec := testRecord(t, memory.DefaultAllocator, 0, 5)
+	defer rec.Release()
+	mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9}, s, as, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc := &batchContext{key: bucketKey{partitionID: noPartition, bucket: 2}, schemaID: 1, timestamp: 1700000000000}
+	msgs, err := mb.build(bc, rec, nil, 100, 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"id":1,"name":"n\"b"}`, `{"id":2,"name":"n\"c"}`, `{"id":3,"name":null}`}
+	if len(msgs) != len(want) {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	for i, m := range msgs {
+		b, _ := m.AsBytes()
+		if string(b) != want[i] {
+			t.Errorf("message %d: %s, want %s", i, b, want[i])
+		}
+		if got := meta(t, m, metaOffset); got != int64(101+i) {
+			t.Errorf("offset %v", got)
+		}
+		if meta(t, m, metaBucket) != int64(2) || meta(t, m, metaTableID) != int64(9) || meta(t, m, metaSchemaID) != int64(1) ||
+			meta(t, m, metaTimestamp) != int64(1700000000000) || meta(t, m, metaChangeType) != "+A" ||
+			meta(t, m, metaDatabase) != "db" || meta(t, m, metaTable) != "t" {
+			t.Errorf("metadata of message %d wrong", i)
+		}
+		if _, ok := m.MetaGetMut(metaPartition); ok {
+			t.Error("fluss_partition set on a table without partitions")
+		}
+		if _, ok := m.MetaGetMut(metaPartID); ok {
+			t.Error("fluss_partition_id set on a table without partitions")
+		}
+	}
+	// Messages share one buffer but must not overlap.
+	b0, _ := msgs[0].AsBytes()
+	_ = append(b0, "garbage"...)
+	if b1, _ := msgs[1].AsBytes(); string(b1) != want[1] {
+		t.Errorf("appending to one message changed the next: %s", b1)
+	}
+}
+
+func TestBuildJSONChangeTypesAndPartition(t *testing.T) {
+	s, as, rec := testRecord(t, memory.DefaultAllocator, 0, 4)
+	defer rec.Release()
+	mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9, pkTable: true}, s, as, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts := []records.ChangeType{records.Insert, records.UpdateBefore, records.UpdateAfter, records.Delete}
+	bc := &batchContext{key: bucketKey{partitionID: 5, bucket: 0}, partition: "2026$01"}
+	msgs, err := mb.build(bc, rec, cts, 0, 0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		if got := meta(t, m, metaChangeType); got != cts[i].String() {
+			t.Errorf("row %d change type %v", i, got)
+		}
+		if meta(t, m, metaPartition) != "2026$01" || meta(t, m, metaPartID) != int64(5) {
+			t.Errorf("partition metadata wrong")
+		}
+	}
+}
+
+func readIPC(t *testing.T, b []byte) (*arrow.Schema, []arrow.RecordBatch) {
+	t.Helper()
+	r, err := ipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	var recs []arrow.RecordBatch
+	for r.Next() {
+		rec := r.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	return r.Schema(), recs
+}
+
+func TestBuildArrowIPC(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	s, as, rec := testRecord(t, mem, 0, 10)
+	defer rec.Release()
+	mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9}, s, as, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb.mem = mem
+	bc := &batchContext{key: bucketKey{partitionID: noPartition, bucket: 1}}
+	msgs, err := mb.build(bc, rec, nil, 50, 2, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	m := msgs[0]
+	if meta(t, m, metaOffset) != int64(52) || meta(t, m, metaLastOffset) != int64(56) || meta(t, m, metaChangeType) != "+A" {
+		t.Error("metadata wrong")
+	}
+	b, _ := m.AsBytes()
+	schema, recs := readIPC(t, b)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	if !schema.Equal(as) || len(recs) != 1 || recs[0].NumRows() != 5 {
+		t.Fatalf("schema %v, %d records", schema, len(recs))
+	}
+	ids := recs[0].Column(0).(*array.Int64)
+	for i := 0; i < 5; i++ {
+		if ids.Value(i) != int64(2+i) {
+			t.Errorf("row %d id %d", i, ids.Value(i))
+		}
+	}
+	want := array.NewSlice(rec.Column(1), 2, 7)
+	defer want.Release()
+	if !array.Equal(recs[0].Column(1), want) {
+		t.Error("name column differs")
+	}
+}
+
+func TestBuildArrowIPCChangeTypeColumn(t *testing.T) {
+	s, as, rec := testRecord(t, memory.DefaultAllocator, 0, 3)
+	defer rec.Release()
+	mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9, pkTable: true}, s, as, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts := []records.ChangeType{records.Insert, records.UpdateBefore, records.UpdateAfter}
+	msgs, err := mb.build(&batchContext{key: kb0}, rec, cts, 0, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := msgs[0].MetaGetMut(metaChangeType); ok {
+		t.Error("fluss_change_type set on a message with mixed change types")
+	}
+	b, _ := msgs[0].AsBytes()
+	schema, recs := readIPC(t, b)
+	defer recs[0].Release()
+	if schema.NumFields() != 3 || schema.Field(0).Name != changeTypeColumn {
+		t.Fatalf("schema %v", schema)
+	}
+	col := recs[0].Column(0).(*array.String)
+	for i, ct := range cts {
+		if col.Value(i) != ct.String() {
+			t.Errorf("row %d: %s", i, col.Value(i))
+		}
+	}
+	// A uniform slice carries the metadata.
+	msgs, _ = mb.build(&batchContext{key: kb0}, rec, cts, 0, 1, 2)
+	if meta(t, msgs[0], metaChangeType) != "-U" {
+		t.Error("uniform change type not set")
+	}
+}

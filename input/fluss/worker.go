@@ -1,0 +1,388 @@
+package fluss
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+)
+
+// worker polls the scanner of one connection, turns batches into units and
+// hands them to ReadBatch in read order. It alone subscribes and moves
+// buckets on the scanner.
+type worker struct {
+	in      *input
+	c       *connection
+	info    *flussapi.TableInfo
+	client  *flussapi.Client
+	scanner *flussapi.Scanner
+	builder *messageBuilder
+
+	// produced is the next offset to hand out per subscribed bucket.
+	produced map[bucketKey]int64
+	// parts names the partitions seen (subscribed or not read by this
+	// instance), by id.
+	parts map[int64]string
+}
+
+// run is the worker goroutine.
+func (w *worker) run() {
+	err := w.loop()
+	if err != nil && w.c.ctx.Err() != nil {
+		err = nil // stopping
+	}
+	w.c.err = err
+	close(w.c.done)
+}
+
+// lagInterval is how often the lag of idle buckets is refreshed.
+const lagInterval = time.Second
+
+// endPollWait bounds a Poll while a bucket may have reached its end offset
+// with only empty batches left.
+const endPollWait = 20 * time.Millisecond
+
+func (w *worker) loop() error {
+	ctx := w.c.ctx
+	ends := w.in.endOffsets
+	discovery := w.info.IsPartitioned() && w.in.conf.discoveryInterval > 0 && ends == nil
+	var nextDiscovery time.Time
+	if discovery {
+		nextDiscovery = time.Now().Add(w.in.conf.discoveryInterval)
+	}
+	nextLag := time.Now()
+	for {
+		// The lag of buckets without new rows follows the high watermarks
+		// the scanner saw in its fetches.
+		if now := time.Now(); !now.Before(nextLag) {
+			for _, p := range w.scanner.Positions() {
+				w.in.setHighWatermark(bucketKey{partitionID: p.Bucket.PartitionID, bucket: p.Bucket.Bucket}, p.Partition, p.HighWatermark)
+			}
+			nextLag = now.Add(lagInterval)
+		}
+		if ends != nil && len(w.produced) == 0 {
+			w.c.finished = true
+			return nil
+		}
+		// With end_at: latest, a bucket whose fetch position is at its end
+		// before this Poll has every row below the end in this Poll's
+		// result or earlier ones (Poll drains everything queued).
+		var atEnd []bucketKey
+		if ends != nil {
+			for _, p := range w.scanner.Positions() {
+				k := bucketKey{partitionID: p.Bucket.PartitionID, bucket: p.Bucket.Bucket}
+				if end, ok := ends[k]; ok && p.Offset >= end {
+					atEnd = append(atEnd, k)
+				}
+			}
+		}
+		deadline := nextLag
+		if discovery && nextDiscovery.Before(deadline) {
+			deadline = nextDiscovery
+		}
+		if len(atEnd) > 0 {
+			deadline = time.Now().Add(endPollWait)
+		}
+		pctx, cancel := context.WithDeadline(ctx, deadline)
+		batches, err := w.scanner.Poll(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			releaseBatches(batches)
+			return nil
+		}
+		for i, b := range batches {
+			if herr := w.handleBatch(ctx, b); herr != nil {
+				releaseBatches(batches[i+1:])
+				return herr
+			}
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			if err := w.handlePollError(ctx, err); err != nil {
+				return err
+			}
+		}
+		for _, k := range atEnd {
+			pos, ok := w.produced[k]
+			if !ok {
+				continue
+			}
+			if end := ends[k]; pos < end {
+				if err := w.send(ctx, &unit{kind: unitGap, key: k, start: pos, end: end}); err != nil {
+					return err
+				}
+			}
+			w.finishBucket(k)
+		}
+		if discovery && !time.Now().Before(nextDiscovery) {
+			if err := w.discover(ctx); err != nil {
+				return err
+			}
+			nextDiscovery = time.Now().Add(w.in.conf.discoveryInterval)
+		}
+	}
+}
+
+func releaseBatches(bs []*flussapi.ScanBatch) {
+	for _, b := range bs {
+		b.Release()
+	}
+}
+
+func (w *worker) send(ctx context.Context, u *unit) error {
+	select {
+	case w.c.units <- u:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// handleBatch turns one scanned batch into units.
+func (w *worker) handleBatch(ctx context.Context, b *flussapi.ScanBatch) error {
+	defer b.Release()
+	k := bucketKey{partitionID: b.Bucket.PartitionID, bucket: b.Bucket.Bucket}
+	pos, ok := w.produced[k]
+	if !ok {
+		return nil // unsubscribed meanwhile
+	}
+	w.in.setHighWatermark(k, b.Partition, b.HighWatermark)
+	n := b.NumRows()
+	first := b.FirstOffset
+	m := w.in.metrics
+	m.rows.Incr(int64(n))
+	m.batches.Incr(1)
+	m.bytes.Incr(b.Size())
+
+	if first > pos {
+		// The offsets in between belong to empty batches.
+		if err := w.send(ctx, &unit{kind: unitGap, key: k, start: pos, end: first}); err != nil {
+			return err
+		}
+		pos = first
+	}
+	from := 0
+	if first < pos {
+		from = int(min(pos-first, int64(n)))
+	}
+	limit := n
+	next := max(first+int64(n), b.NextOffset())
+	end, bounded := w.in.endOffsets[k]
+	if bounded {
+		if first+int64(limit) > end {
+			limit = int(max(end-first, 0))
+		}
+		next = min(next, end)
+	}
+	if from >= limit {
+		if next > pos {
+			if err := w.send(ctx, &unit{kind: unitGap, key: k, start: pos, end: next}); err != nil {
+				return err
+			}
+			pos = next
+		}
+	} else {
+		bc := batchContext{key: k, partition: b.Partition, schemaID: b.SchemaID, timestamp: b.CommitTimestamp}
+		if bc.partition == "" && k.partitionID != noPartition {
+			bc.partition = w.parts[k.partitionID]
+		}
+		chunk := w.in.conf.maxBatchRows
+		if chunk <= 0 {
+			chunk = limit - from
+		}
+		for s := from; s < limit; s += chunk {
+			t := min(s+chunk, limit)
+			msgs, err := w.builder.build(&bc, b.Record, b.ChangeTypes, first, s, t)
+			if err != nil {
+				return err
+			}
+			uEnd := first + int64(t)
+			if t == limit {
+				uEnd = max(uEnd, next)
+			}
+			if err := w.send(ctx, &unit{kind: unitRows, key: k, partition: bc.partition, start: pos, end: uEnd, msgs: msgs}); err != nil {
+				return err
+			}
+			pos = uEnd
+		}
+	}
+	w.produced[k] = pos
+	if bounded && pos >= end {
+		w.finishBucket(k)
+	}
+	return nil
+}
+
+// finishBucket stops reading a bucket that reached its end offset.
+func (w *worker) finishBucket(k bucketKey) {
+	w.scanner.Unsubscribe(k.partitionID, k.bucket)
+	delete(w.produced, k)
+}
+
+// handlePollError deals with the per-bucket errors a Poll reported.
+func (w *worker) handlePollError(ctx context.Context, err error) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var oor *flussapi.OffsetOutOfRangeError
+		var be *flussapi.BucketError
+		switch {
+		case errors.As(e, &oor):
+			if err := w.handleOutOfRange(ctx, oor); err != nil {
+				return err
+			}
+		case errors.As(e, &be):
+			if err := w.handleBucketError(ctx, be); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("reading table %s: %w", w.in.tablePath(), e)
+		}
+	}
+	return nil
+}
+
+// handleOutOfRange applies on_unresumable_offset to a bucket whose read
+// position left the log (rows expired while the input was behind).
+func (w *worker) handleOutOfRange(ctx context.Context, e *flussapi.OffsetOutOfRangeError) error {
+	k := bucketKey{partitionID: e.Bucket.PartitionID, bucket: e.Bucket.Bucket}
+	pos, ok := w.produced[k]
+	if !ok {
+		return nil
+	}
+	msg := fmt.Sprintf("table %s%s bucket %d: offset %d is outside the log, which holds offsets %d to %d",
+		w.in.tablePath(), partitionSuffix(e.Partition), k.bucket, pos, e.Earliest, e.Latest)
+	if w.in.conf.onUnresumable == unresumableFail {
+		return fmt.Errorf("%s (rows expired, or the log was truncated); set %s to earliest or latest to continue", msg, fiFieldOnUnresumable)
+	}
+	if e.Earliest < 0 || e.Latest < 0 {
+		return fmt.Errorf("%s: %w", msg, e)
+	}
+	target := e.Earliest
+	if w.in.conf.onUnresumable == unresumableLatest {
+		target = e.Latest
+	}
+	w.in.log.Warnf("%s; continuing from %s offset %d (%s)", msg, w.in.conf.onUnresumable, target, fiFieldOnUnresumable)
+	u := &unit{kind: unitGap, key: k, partition: e.Partition, start: pos, end: target}
+	if target < pos {
+		u.kind = unitReset
+	}
+	if err := w.send(ctx, u); err != nil {
+		return err
+	}
+	w.produced[k] = target
+	if end, ok := w.in.endOffsets[k]; ok && target >= end {
+		w.finishBucket(k)
+		return nil
+	}
+	if err := w.scanner.SeekBucket(k.partitionID, k.bucket, target); err != nil {
+		return fmt.Errorf("%s: %w", msg, err)
+	}
+	return nil
+}
+
+// handleBucketError handles a bucket the scanner gave up on: a dropped
+// partition is forgotten; anything else restarts the connection.
+func (w *worker) handleBucketError(ctx context.Context, e *flussapi.BucketError) error {
+	if w.info.IsPartitioned() && e.Bucket.PartitionID != noPartition {
+		ps, err := w.client.Partitions(ctx, w.info)
+		if err == nil {
+			for _, p := range ps {
+				if p.ID == e.Bucket.PartitionID {
+					return e
+				}
+			}
+			w.dropPartition(e.Bucket.PartitionID, e.Partition)
+			return nil
+		}
+	}
+	return e
+}
+
+// dropPartition stops reading a partition that no longer exists.
+func (w *worker) dropPartition(pid int64, name string) {
+	if name == "" {
+		name = w.parts[pid]
+	}
+	n := 0
+	for k := range w.produced {
+		if k.partitionID == pid {
+			w.scanner.Unsubscribe(k.partitionID, k.bucket)
+			delete(w.produced, k)
+			w.in.cp.remove(k)
+			n++
+		}
+	}
+	delete(w.parts, pid)
+	if n > 0 {
+		w.in.log.Infof("Partition %s of table %s was dropped; stopped reading its %d bucket(s)", name, w.in.tablePath(), n)
+	}
+}
+
+// discover looks for partitions created or dropped since the last look.
+// New partitions are read from their first row.
+func (w *worker) discover(ctx context.Context) error {
+	ps, err := w.client.Partitions(ctx, w.info)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		w.in.log.Warnf("Looking for new partitions of table %s: %v", w.in.tablePath(), err)
+		return nil
+	}
+	existing := make(map[int64]bool, len(ps))
+	for _, p := range ps {
+		existing[p.ID] = true
+	}
+	for pid, name := range w.parts {
+		if !existing[pid] {
+			w.dropPartition(pid, name)
+		}
+	}
+	for _, p := range ps {
+		if _, seen := w.parts[p.ID]; seen {
+			continue
+		}
+		w.parts[p.ID] = p.Name
+		if !w.in.assign.wantsPartition(p.Name) {
+			continue
+		}
+		keys := w.in.assign.bucketsOf(p.ID, w.info.NumBuckets)
+		if len(keys) == 0 {
+			continue
+		}
+		buckets := make([]int32, len(keys))
+		for i, k := range keys {
+			buckets[i] = k.bucket
+		}
+		offs, err := w.client.ListOffsets(ctx, w.info, p.ID, buckets, flussapi.EarliestOffset())
+		if err != nil {
+			delete(w.parts, p.ID) // try again next time
+			if ctx.Err() != nil {
+				return nil
+			}
+			w.in.log.Warnf("Listing the offsets of new partition %s of table %s: %v", p.Name, w.in.tablePath(), err)
+			continue
+		}
+		for _, k := range keys {
+			off := offs[k.bucket]
+			if pos, _, ok := w.in.cp.resumePosition(k); ok {
+				off = pos
+			} else {
+				w.in.cp.start(k, p.Name, off)
+			}
+			if err := w.scanner.Subscribe(ctx, p.ID, k.bucket, flussapi.StartAtOffset(off)); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("subscribing to new partition %s of table %s: %w", p.Name, w.in.tablePath(), err)
+			}
+			w.produced[k] = off
+		}
+		w.in.log.Infof("Found new partition %s of table %s; reading %d bucket(s) from the start", p.Name, w.in.tablePath(), len(keys))
+	}
+	return nil
+}
