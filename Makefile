@@ -50,8 +50,9 @@ generate:
 check-generate: generate
 	@git diff --exit-code -- fluss/internal/pb || (echo "generated code is stale: run make generate"; exit 1)
 
+# bench runs every benchmark on one table in one run and writes bench/results.md.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/...
+	bench/run-all.sh
 
 cluster-up:
 	scripts/fluss-cluster.sh up
@@ -70,3 +71,10 @@ docs:
 
 check-docs:
 	$(GO) run ./internal/docgen -check
+
+# demo starts a local Fluss cluster, fills the table demo.orders with the Java client and runs
+# config/fluss_to_iggy.yaml into the Iggy at IGGY_TCP_ADDRESS or, when none answers there, into
+# the bundled in-memory test server; it prints what arrived and stops everything (scripts/demo.sh).
+.PHONY: demo
+demo: build
+	scripts/demo.sh

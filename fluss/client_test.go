@@ -35,6 +35,9 @@ type fakeCluster struct {
 	listOffsets func(req *pb.ListOffsetsRequest, n int) *pb.ListOffsetsResponse
 	// noAnswer makes the server drop requests of that API.
 	noAnswer map[wire.APIKey]bool
+	// leaderless is how many more table metadata answers list bucket 1
+	// without a leader (as right after its creation).
+	leaderless atomic.Int32
 }
 
 const fakeTableJSON = `{"version":1,"schema":{"version":1,"columns":[{"name":"id","data_type":{"type":"INTEGER"},"id":0}],"highest_field_id":0},` +
@@ -135,12 +138,18 @@ func (f *fakeCluster) handle(nc net.Conn) {
 				if tp.GetDatabaseName() != "db" || tp.GetTableName() != "t" {
 					continue
 				}
+				b1 := &pb.PbBucketMetadata{BucketId: proto.Int32(1), LeaderId: proto.Int32(0)}
+				if f.leaderless.Add(-1) >= 0 {
+					b1.LeaderId = nil
+				} else {
+					f.leaderless.Store(0)
+				}
 				r.TableMetadata = append(r.TableMetadata, &pb.PbTableMetadata{
 					TablePath: tp, TableId: proto.Int64(1), SchemaId: proto.Int32(1), TableJson: []byte(fakeTableJSON),
 					CreatedTime: proto.Int64(1), ModifiedTime: proto.Int64(2),
 					BucketMetadata: []*pb.PbBucketMetadata{
 						{BucketId: proto.Int32(0), LeaderId: proto.Int32(0)},
-						{BucketId: proto.Int32(1), LeaderId: proto.Int32(0)},
+						b1,
 					},
 				})
 			}
@@ -215,6 +224,67 @@ func TestClientListOffsetsRetriesNotLeader(t *testing.T) {
 	// the address here).
 	if n := f.accepted.Load(); n != 1 {
 		t.Errorf("%d connections accepted, want 1", n)
+	}
+}
+
+func TestClientLeaderWaitsForElection(t *testing.T) {
+	f := newFakeCluster(t)
+	ctx := testCtx(t, 30*time.Second)
+	c, err := NewClient(ctx, Bootstrap(f.addr()), MaxAttempts(5),
+		RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The table load and two refreshes see bucket 1 without a leader; the
+	// third refresh sees the elected one.
+	f.leaderless.Store(3)
+	info, err := c.Table(ctx, NewTablePath("db", "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc, ok := c.Location(info.Bucket(NoPartition, 1)); !ok || loc.Leader != -1 {
+		t.Fatalf("location after load = %+v, %v; want no leader", loc, ok)
+	}
+	before := f.count(wire.GetMetadata)
+	leader, err := c.Leader(ctx, info.Bucket(NoPartition, 1))
+	if err != nil || leader != 0 {
+		t.Fatalf("leader = %d, %v", leader, err)
+	}
+	if got := f.count(wire.GetMetadata) - before; got != 3 {
+		t.Errorf("GET_METADATA sent %d times while waiting, want 3", got)
+	}
+
+	// A leader that never shows up: LEADER_NOT_AVAILABLE after the attempt
+	// limit, one refresh per attempt.
+	c.InvalidateLeader(info.Bucket(NoPartition, 1))
+	f.leaderless.Store(1000)
+	before = f.count(wire.GetMetadata)
+	if _, err := c.Leader(ctx, info.Bucket(NoPartition, 1)); !errors.Is(err, errcode.LeaderNotAvailable) || !errcode.IsRetriable(err) {
+		t.Fatalf("leaderless bucket: %v", err)
+	}
+	if got := f.count(wire.GetMetadata) - before; got != 5 {
+		t.Errorf("GET_METADATA sent %d times, want 5 (the attempt limit)", got)
+	}
+
+	// The wait honours ctx.
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	slow, err := NewClient(ctx, Bootstrap(f.addr()), MaxAttempts(1000),
+		RetryBackoff(wire.Backoff{Initial: 10 * time.Millisecond, Max: 10 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	if _, err := slow.Table(ctx, NewTablePath("db", "t")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := slow.Leader(cctx, info.Bucket(NoPartition, 1)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("leader with an expiring ctx: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("leader wait took %v after ctx expired", d)
 	}
 }
 

@@ -659,8 +659,11 @@ func (c *Client) Location(b TableBucket) (BucketLocation, bool) {
 }
 
 // Leader returns the tablet server id leading bucket b. When the leader is not
-// cached (or was invalidated) it refreshes the table's metadata once; a
-// bucket still without leader gives a LEADER_NOT_AVAILABLE error (retriable).
+// cached (or was invalidated) it refreshes the table's metadata (for a
+// partitioned table, the partition's). A bucket still without an alive leader
+// (a partition or table just created, a leader election under way) is asked
+// again with the client's retry backoff, up to its attempt limit and within
+// ctx; then Leader gives a LEADER_NOT_AVAILABLE error (retriable).
 func (c *Client) Leader(ctx context.Context, b TableBucket) (int32, error) {
 	if id, ok := c.cachedLeader(b); ok {
 		return id, nil
@@ -669,13 +672,25 @@ func (c *Client) Leader(ctx context.Context, b TableBucket) (int32, error) {
 	if !ok {
 		return -1, fmt.Errorf("fluss: leader of %s: table id unknown to this client; load the table first", b)
 	}
-	if err := c.refreshLeaders(ctx, info, b.PartitionID); err != nil {
-		return -1, fmt.Errorf("fluss: leader of %s (%s): %w", b, info.Path, err)
+	for attempt := 0; ; attempt++ {
+		// refreshLeaders retries transport and server errors itself; this
+		// loop only waits for a leader to show up in good metadata.
+		if err := c.refreshLeaders(ctx, info, b.PartitionID); err != nil {
+			return -1, fmt.Errorf("fluss: leader of %s (%s): %w", b, info.Path, err)
+		}
+		if id, ok := c.cachedLeader(b); ok {
+			return id, nil
+		}
+		noLeader := fmt.Errorf("fluss: leader of %s (%s): %w", b, info.Path,
+			errcode.New(errcode.LeaderNotAvailable.Code, "no alive leader in the metadata"))
+		if attempt+1 >= c.cfg.maxAttempts {
+			return -1, noLeader
+		}
+		c.log.Debug("fluss waiting for a bucket leader", "bucket", b.String(), "table", info.Path.String(), "attempt", attempt+1)
+		if err := wire.Sleep(ctx, c.cfg.backoff.Delay(attempt)); err != nil {
+			return -1, fmt.Errorf("%w (last error: %w)", err, noLeader)
+		}
 	}
-	if id, ok := c.cachedLeader(b); ok {
-		return id, nil
-	}
-	return -1, fmt.Errorf("fluss: leader of %s (%s): %w", b, info.Path, errcode.New(errcode.LeaderNotAvailable.Code, "no leader in the metadata"))
 }
 
 func (c *Client) cachedLeader(b TableBucket) (int32, bool) {

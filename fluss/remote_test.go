@@ -2,6 +2,7 @@ package fluss_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -93,7 +94,55 @@ func TestScannerRemoteSegments(t *testing.T) {
 	if remote == 0 {
 		t.Fatal("no batch was read from a remote segment")
 	}
+	readRangesSlowly(ctx, t, c, info)
 	table := path.String()
 	sameLines(t, table, cl.RunJava(t, "scan", table), goScan(t, c, table))
 	sameLines(t, table+" projected", cl.RunJava(t, "scan", table, "--columns", "note,id"), goScan(t, c, table, "note", "id"))
+}
+
+// readRangesSlowly reads the table with ReadRanges and a callback that
+// waits, before taking a batch, until the scanner has fetched past it (or
+// up to the bucket's end): the next response then always waits in the
+// scanner's queue while the callback runs. When that response holds the
+// last rows (from the local log, after the remote segments), the fetch
+// position is already at the end before Poll returned them, which once
+// made ReadRanges drop them. Every offset must come once, in order.
+func readRangesSlowly(ctx context.Context, t *testing.T, c *fluss.Client, info *fluss.TableInfo) {
+	t.Helper()
+	s, err := c.NewScanner(info, fluss.ScanAllocator(checkedAlloc(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ranges, err := c.BucketRanges(ctx, info, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[int32]int64{}
+	ends := map[int32]int64{}
+	for _, r := range ranges {
+		next[r.Bucket.Bucket], ends[r.Bucket.Bucket] = r.Start, r.End
+	}
+	err = s.ReadRanges(ctx, ranges, func(b *fluss.ScanBatch) error {
+		bk := b.Bucket.Bucket
+		after := b.FirstOffset + int64(b.NumRows())
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if p, ok := s.Position(fluss.NoPartition, bk); !ok || p.Offset > after || p.Offset >= ends[bk] {
+				break
+			}
+		}
+		if b.FirstOffset != next[bk] {
+			return fmt.Errorf("bucket %d: batch at offset %d, want %d", bk, b.FirstOffset, next[bk])
+		}
+		next[bk] = after
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bk, end := range ends {
+		if next[bk] != end {
+			t.Errorf("bucket %d: ReadRanges stopped at offset %d, the range ends at %d", bk, next[bk], end)
+		}
+	}
 }

@@ -24,7 +24,10 @@ import (
 // Offsets, errors and leaders, in short (fluss-protocol.md §5):
 //   - a bucket's next offset advances to the end of the last complete batch
 //     of a response (empty batches included); rows below the fetch offset
-//     and a truncated trailing batch are dropped;
+//     and a truncated trailing batch are dropped; rows of overlapping
+//     batches (remote segments) come once; a hole in the offsets of an
+//     unprojected read pauses the bucket with a *BucketError (offsets are
+//     dense in a Fluss log: rows would be missing);
 //   - NOT_LEADER_OR_FOLLOWER, UNKNOWN_TABLE_OR_BUCKET, lost connections and
 //     the other errors errcode calls retriable or metadata-invalidating drop
 //     the cached leader and retry the bucket after a backoff;
@@ -235,13 +238,16 @@ type bucketState struct {
 	tb        TableBucket
 	partition string
 	offset    int64 // next offset to fetch
-	hw        int64 // last high watermark seen, -1 unknown
-	epoch     uint64
-	inflight  bool
-	queued    int
-	retryAt   time.Time
-	failures  int
-	paused    bool
+	// returned is the next offset after what Poll has handed out: rows
+	// in [returned, offset) are queued for Poll (or being handed out).
+	returned int64
+	hw       int64 // last high watermark seen, -1 unknown
+	epoch    uint64
+	inflight bool
+	queued   int
+	retryAt  time.Time
+	failures int
+	paused   bool
 	// unprojected makes the next fetch of the bucket ask for all columns
 	// (after a projected fetch could not step over empty batches).
 	unprojected bool
@@ -251,12 +257,15 @@ type bucketState struct {
 }
 
 // scanItem is what a fetch left for Poll: batches, or an error, or only
-// progress over empty batches.
+// progress over empty batches. next is the bucket's fetch position after
+// the item: once Poll hands the item out, every row below next has been
+// returned.
 type scanItem struct {
 	st      *bucketState
 	epoch   uint64
 	batches []*ScanBatch
 	err     error
+	next    int64
 }
 
 // Scanner reads the log of one table. Create it with Client.NewScanner,
@@ -464,6 +473,7 @@ func (s *Scanner) SubscribeBuckets(ctx context.Context, partitionID int64, bucke
 func (s *Scanner) resetLocked(st *bucketState, offset int64) {
 	st.epoch++
 	st.offset = offset
+	st.returned = offset
 	st.hw = -1
 	st.paused = false
 	st.failures = 0
@@ -521,8 +531,15 @@ type BucketPosition struct {
 	Bucket    TableBucket
 	Partition string
 	// Offset is the next offset the scanner will fetch: every row below it
-	// has been fetched (and returned by Poll or buffered for it).
+	// has been fetched (and returned by Poll or buffered for it). Rows
+	// below Offset may still be waiting for the next Poll: do not take
+	// Offset >= end after a Poll to mean that Poll returned every row
+	// below end (use Returned).
 	Offset int64
+	// Returned is the next offset after what Poll has returned: every row
+	// below it has been returned by Poll (empty batches included), none at
+	// or after it. Returned <= Offset.
+	Returned int64
 	// HighWatermark is the last high watermark seen (-1 before the first
 	// fetch). Lag = HighWatermark - Offset.
 	HighWatermark int64
@@ -563,7 +580,8 @@ func (s *Scanner) Positions() []BucketPosition {
 }
 
 func (st *bucketState) position() BucketPosition {
-	return BucketPosition{Bucket: st.tb, Partition: st.partition, Offset: st.offset, HighWatermark: st.hw, Paused: st.paused}
+	return BucketPosition{Bucket: st.tb, Partition: st.partition, Offset: st.offset, Returned: st.returned,
+		HighWatermark: st.hw, Paused: st.paused}
 }
 
 // Stats returns counters of what the scanner fetched and returned.
@@ -598,6 +616,9 @@ func (s *Scanner) Poll(ctx context.Context) ([]*ScanBatch, error) {
 			)
 			for _, it := range items {
 				it.st.queued--
+				if it.epoch == it.st.epoch && it.next > it.st.returned {
+					it.st.returned = it.next
+				}
 				out = append(out, it.batches...)
 				if it.err != nil {
 					errs = append(errs, it.err)

@@ -110,8 +110,12 @@ func (s *Scanner) ReadRanges(ctx context.Context, ranges []BucketRange, fn func(
 		if err != nil {
 			return err
 		}
+		// A bucket is done when Poll has returned every row below its end.
+		// Its fetch position is no proof: a fetch that completes while fn
+		// runs moves it to the end with the last batch still queued for
+		// the next Poll (and Unsubscribe would drop that batch).
 		for tb, end := range ends {
-			if p, ok := s.Position(tb.PartitionID, tb.Bucket); !ok || p.Offset >= end {
+			if p, ok := s.Position(tb.PartitionID, tb.Bucket); !ok || p.Returned >= end {
 				s.Unsubscribe(tb.PartitionID, tb.Bucket)
 				delete(ends, tb)
 			}

@@ -1,6 +1,7 @@
 package fluss
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -155,22 +156,33 @@ func findColumn(s *types.Schema, c *types.Column, byID bool) int {
 	return -1
 }
 
-// decodeInto decodes the back-to-back batches in recs (rows at or after
-// t.offset) and appends them to r, advancing r.next. It returns the bytes of
-// the complete batches it walked. On error r.err is set and r holds the
-// batches decoded before the failing one.
+// decodeInto decodes the back-to-back batches in recs and appends their
+// rows at or after r.next (t.offset at the start of a fetch) to r, advancing
+// r.next: rows are returned once each and in order even when batches
+// overlap (remote segments can). It returns the bytes of the complete
+// batches it walked. On error r.err is set and r holds the batches decoded
+// before the failing one.
+//
+// Offsets are dense in a Fluss log, so a batch starting after r.next means
+// rows are missing: that is an error (errOffsetGap), never a skip. Only
+// server-projected responses may skip offsets: the server drops empty
+// batches when it projects.
 func (s *Scanner) decodeInto(t fetchTarget, recs []byte, r *fetchResult, remote bool) int {
 	pushed := t.pushed && !remote
 	consumed := 0
 	it := records.NewBatchIterator(recs)
 	for it.Next() {
 		raw := it.Batch()
+		if !pushed && raw.BaseOffset > r.next {
+			r.err = fmt.Errorf("%w: offsets [%d, %d) are missing", errOffsetGap, r.next, raw.BaseOffset)
+			return consumed
+		}
 		bd, err := s.dec.get(raw.SchemaID, pushed)
 		if err != nil {
 			r.err = fmt.Errorf("batch at offset %d (schema id %d): %w", raw.BaseOffset, raw.SchemaID, err)
 			return consumed
 		}
-		b, err := bd.dec.DecodeBatch(raw, t.offset)
+		b, err := bd.dec.DecodeBatch(raw, r.next)
 		if err != nil {
 			r.err = err
 			return consumed
@@ -203,6 +215,10 @@ func (s *Scanner) decodeInto(t fetchTarget, recs []byte, r *fetchResult, remote 
 	}
 	return consumed
 }
+
+// errOffsetGap: the log read skips offsets (fluss-protocol.md §3.4: every
+// offset belongs to a batch, empty batches included).
+var errOffsetGap = errors.New("fluss: gap in the log offsets")
 
 // remap replaces b.Record by a record with the scanner's output columns:
 // decoded columns where outCols points at one, null columns elsewhere.

@@ -177,7 +177,7 @@ func (s *Scanner) backoffLocked(st *bucketState, now time.Time) {
 func (s *Scanner) failLocked(st *bucketState, offset int64, err error) {
 	st.paused = true
 	st.queued++
-	s.queue = append(s.queue, scanItem{st: st, epoch: st.epoch, err: &BucketError{
+	s.queue = append(s.queue, scanItem{st: st, epoch: st.epoch, next: st.offset, err: &BucketError{
 		Table: s.info.Path, Bucket: st.tb, Partition: st.partition, Offset: offset, Err: err,
 	}})
 }
@@ -310,7 +310,7 @@ func (s *Scanner) finish(leader int32, targets []fetchTarget, results []fetchRes
 		}
 		if len(r.batches) > 0 || progressed {
 			st.queued++
-			s.queue = append(s.queue, scanItem{st: st, epoch: st.epoch, batches: r.batches})
+			s.queue = append(s.queue, scanItem{st: st, epoch: st.epoch, batches: r.batches, next: st.offset})
 		}
 		switch {
 		case r.err == nil:
@@ -378,7 +378,7 @@ func (s *Scanner) reportOutOfRange(st *bucketState) {
 	s.mu.Lock()
 	if s.buckets[st.tb] == st && st.epoch == epoch && !s.closed {
 		st.queued++
-		s.queue = append(s.queue, scanItem{st: st, epoch: epoch, err: e})
+		s.queue = append(s.queue, scanItem{st: st, epoch: epoch, next: st.offset, err: e})
 	}
 	s.mu.Unlock()
 	s.signal(s.notify)

@@ -100,7 +100,9 @@ func (s *Scanner) readRemote(t fetchTarget, info *pb.PbRemoteLogFetchInfo, r *fe
 		if i > 0 {
 			pos = 0
 		}
-		if seg.GetRemoteLogEndOffset() < t.offset {
+		// End offsets are exclusive; segments wholly below the position
+		// (already read from an overlapping one) add nothing.
+		if seg.GetRemoteLogEndOffset() <= r.next {
 			continue
 		}
 		path := RemoteSegmentPath(info.GetRemoteLogTabletDir(), seg.GetRemoteLogSegmentId(), seg.GetRemoteLogStartOffset())

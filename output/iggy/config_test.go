@@ -160,15 +160,17 @@ func TestDeterministicIDRecipe(t *testing.T) {
 	decode := func(id [16]byte) (table, part, bucket, offset uint64) {
 		lo := binary.LittleEndian.Uint64(id[:8])
 		hi := binary.LittleEndian.Uint64(id[8:])
-		return hi >> 32, hi&0xffffffff - 1, lo >> 48, lo & (1<<48 - 1)
+		return hi>>32 - 1, hi&0xffffffff - 1, lo >> 48, lo & (1<<48 - 1)
 	}
 	cases := []struct {
 		meta                        []any
 		table, part, bucket, offset uint64
 	}{
 		{[]any{"fluss_table_id", int64(7), "fluss_bucket", int32(3), "fluss_offset", int64(123456789)}, 7, ^uint64(0), 3, 123456789},
+		// The first record of the first table must not get id 0 (server-assigned).
+		{[]any{"fluss_table_id", int64(0), "fluss_bucket", int32(0), "fluss_offset", int64(0)}, 0, ^uint64(0), 0, 0},
 		{[]any{"fluss_table_id", int64(7), "fluss_partition_id", int64(0), "fluss_bucket", int32(3), "fluss_offset", int64(123456789)}, 7, 0, 3, 123456789},
-		{[]any{"fluss_table_id", int64(1 << 31), "fluss_partition_id", int64(42), "fluss_bucket", int64(65535), "fluss_offset", int64(1<<48 - 1)}, 1 << 31, 42, 65535, 1<<48 - 1},
+		{[]any{"fluss_table_id", int64(1<<32 - 2), "fluss_partition_id", int64(42), "fluss_bucket", int64(65535), "fluss_offset", int64(1<<48 - 1)}, 1<<32 - 2, 42, 65535, 1<<48 - 1},
 	}
 	seen := map[[16]byte]bool{}
 	for _, c := range cases {

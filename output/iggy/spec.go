@@ -33,12 +33,12 @@ const (
 
 // DeterministicIDMapping is the documented recipe that derives an Iggy
 // message id from the metadata the fluss input sets. It packs the table id
-// (32 bits), the partition id plus one (32 bits, 0 for tables without
+// plus one (32 bits; never 0, since an id of 0 asks the server for a random one), the partition id plus one (32 bits, 0 for tables without
 // partitions), the bucket (16 bits) and the log offset (48 bits) into one
 // 128-bit number written as 0x followed by 32 hex digits. A value that
 // outgrows its slot (or is negative) makes the text longer than 32 digits or
 // not hex, so the message is rejected instead of colliding with another one.
-const DeterministicIDMapping = `0x${! "%08x%08x%04x%012x".format(@fluss_table_id, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }`
+const DeterministicIDMapping = `0x${! "%08x%08x%04x%012x".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }`
 
 const specDescription = `
 Sends each message to an Iggy stream and topic over Iggy's TCP protocol (Iggy server 0.8.x) and
@@ -68,7 +68,8 @@ routed elsewhere with a ` + "`fallback`" + ` or ` + "`switch`" + ` output. Nothi
 ` + "`max_in_flight`" + ` batches are written in parallel, each on its own TCP connection from a
 pool of at most that many logged-in connections (an Iggy connection runs one request at a time).
 With ` + "`max_in_flight`" + ` above 1, batches can reach a partition in a different order than
-they left the input; keep the default of 1 when the order within a partition matters.
+they left the input; keep the default of 1 when the order within a partition matters, and set
+` + "`pipeline.threads: 1`" + ` too, since several processing threads may also reorder batches.
 
 If the server is down at start-up the output keeps retrying with back-off instead of blocking.
 Every request, including the login, is bounded by ` + "`timeout`" + `.
@@ -98,9 +99,10 @@ is read again, derived from ` + "`fluss_table_id`" + `, ` + "`fluss_partition_id
 message_id: '` + DeterministicIDMapping + `'
 ` + "```" + `
 
-This packs the table id into the top 32 bits, the partition id plus one (0 for tables without
+This packs the table id plus one into the top 32 bits (so that no record's id is 0, which would ask
+the server for a random id), the partition id plus one (0 for tables without
 partitions) into the next 32, the bucket into 16 and the offset into the low 48 bits, so the id
-can be decoded back into those four numbers. A value that outgrows its slot (a table id of 2^32
+can be decoded back into those four numbers. A value that outgrows its slot (a table id of 2^32 − 1
 or more, a bucket above 65,535, an offset of 2^48 or more) makes the text longer than 32 hex
 digits and the message is rejected rather than given an id that could collide.
 

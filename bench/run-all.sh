@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# run-all.sh (`make bench`): every benchmark stage on one table in one run,
+# written to bench/results.md.
+#
+#   1. uses the Fluss cluster at FLUSS_BOOTSTRAP, or starts one
+#      (scripts/fluss-cluster.sh) and stops it at the end;
+#   2. runs bench/pipeline (see bench/pipeline/doc.go): it writes the table
+#      (FLUSS_BENCH_ROWS rows, default 2,000,000) and measures the Java
+#      client scan, our scanner, input → drop (json, arrow_ipc), the output
+#      alone, raw SDK sends and the full pipeline, and writes the report;
+#   3. when bench/input exists, runs it on the same table and appends its
+#      figures to the report;
+#   4. drops the table.
+#
+# Environment: FLUSS_BENCH_ROWS, FLUSS_BENCH_ROUNDS (see bench/pipeline),
+# BENCH_RESULTS (default bench/results.md), FLUSS_IGGY_BIN (default
+# bin/fluss-iggy, built when missing).
+
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+results="${BENCH_RESULTS:-$root/bench/results.md}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/fluss-iggy-bench.XXXXXX")"
+cluster_dir=""
+table=""
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [[ -n "$table" && -z "$cluster_dir" ]]; then
+		scripts/fluss-java.sh drop-database "${table%%.*}" --if-exists --cascade >/dev/null 2>&1 || true
+	fi
+	if [[ -n "$cluster_dir" ]]; then
+		scripts/fluss-cluster.sh down --dir "$cluster_dir" >/dev/null 2>&1 || true
+	fi
+	rm -rf "$work"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [[ ! -x "${FLUSS_IGGY_BIN:-bin/fluss-iggy}" ]]; then
+	make -s build
+fi
+if [[ -z "${FLUSS_BOOTSTRAP:-}" ]]; then
+	cluster_dir="$work/cluster"
+	FLUSS_BOOTSTRAP="$(scripts/fluss-cluster.sh up --dir "$cluster_dir" --owner-pid $$ | sed -n 's/^FLUSS_BOOTSTRAP=//p' | tail -n 1)"
+	[[ -n "$FLUSS_BOOTSTRAP" ]] || {
+		echo "run-all: the Fluss cluster did not start" >&2
+		exit 1
+	}
+fi
+export FLUSS_BOOTSTRAP
+
+echo "run-all: bench/pipeline (Fluss at $FLUSS_BOOTSTRAP, ${FLUSS_BENCH_ROWS:-2000000} rows)"
+FLUSS_BENCH_RESULTS="$work/results.md" FLUSS_BENCH_KEEP=1 FLUSS_BENCH_TABLE_OUT="$work/table" \
+	go test -run '^$' -bench Pipeline -benchtime 1x -timeout 60m -v ./bench/pipeline | tee "$work/pipeline.out"
+table="$(cat "$work/table")"
+
+if [[ -d bench/input ]] && ls bench/input/*_test.go >/dev/null 2>&1; then
+	echo "run-all: bench/input on $table"
+	if FLUSS_BENCH_TABLE="$table" go test -run '^$' -bench . -benchtime 1x -timeout 60m ./bench/input >"$work/input.out" 2>&1; then
+		cat "$work/input.out"
+		{
+			printf '\n## bench/input on the same table\n\n'
+			printf 'The `fluss` input in a Benthos stream inside a test process (no binary start-up), against the client'"'"'s scanner; its own report, as printed:\n\n```\n'
+			grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok \)' "$work/input.out" | sed -e '/^$/d'
+			printf '```\n'
+		} >>"$work/results.md"
+	else
+		cat "$work/input.out" >&2
+		printf '\n## bench/input\n\nFailed on this run (see the output of `make bench`).\n' >>"$work/results.md"
+	fi
+fi
+
+cp "$work/results.md" "$results"
+echo "run-all: wrote $results"

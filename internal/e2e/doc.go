@@ -1,0 +1,37 @@
+// Package e2e proves the whole distribution end to end: the built
+// fluss-iggy binary runs the shipped example pipelines (config/*.yaml) from a
+// real Fluss cluster into Iggy, and what arrived in Iggy is compared, row by
+// row, with what the official Java client reads from the same tables.
+//
+// The tests (e2e_test.go, run by `make test`):
+//
+//   - the Java fixture tool writes 100,000 rows into a log table and 20,000
+//     changes (10,000 inserts, 5,000 updates, 5,000 deletes) into a
+//     primary-key table, and scans both;
+//   - config/fluss_to_iggy.yaml moves the log table (streaming; the test
+//     watches Iggy until every row arrived, then stops the process with
+//     SIGTERM) and config/pk_changelog_to_iggy.yaml the changelog (with
+//     end_at: latest, so the process ends by itself); every message is checked
+//     for its payload (the Java scan's row, plus the fields the Bloblang
+//     mapping adds), headers, partition (xxHash32 of the key, as Iggy
+//     partitions by messages key) and deterministic id, and the changelog
+//     for its order within each bucket and its routing (-U dropped, -D to
+//     the deletes topic);
+//   - the log pipeline again while the binary is killed with SIGKILL three
+//     times at random moments and restarted with the same bbolt checkpoint
+//     file: every row must arrive, and the duplicates each kill caused are
+//     reported (and bounded).
+//
+// Iggy is the in-process test server (internal/iggytest) unless
+// IGGY_TCP_ADDRESS (with IGGY_USERNAME, IGGY_PASSWORD, default iggy/iggy)
+// names a real Iggy 0.8 server, which is then read back with the Go SDK.
+// Fluss is the cluster of internal/flusstest (FLUSS_BOOTSTRAP, or one it
+// starts; FLUSS_VERSION selects the release). The binary is built from the
+// working tree into a temporary directory, or taken from FLUSS_IGGY_BIN.
+// FLUSS_E2E_SEED replays the random kill moments of an earlier run.
+//
+// The non-test files hold what the tests, `make demo` (through
+// internal/iggytest/iggyserver) and the benchmarks share: reading an Iggy
+// topic back (Reader: ServerReader for the test server, SDKReader for any
+// server) and running the binary as a child process (Start, Proc).
+package e2e

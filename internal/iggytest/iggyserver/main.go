@@ -1,0 +1,222 @@
+// Command iggyserver runs the in-process Iggy 0.8 test server
+// (internal/iggytest) on its own, and looks at what an Iggy server holds.
+// `make demo` and the benchmarks use it when no real Iggy server is at hand.
+//
+//	iggyserver serve [-addr 127.0.0.1:8090] [-max-per-partition N] [-owner-pid PID]
+//	iggyserver ping  [-addr A] [-username U] [-password P] [-timeout 2s]
+//	iggyserver peek  [-addr A] [-username U] [-password P] -stream S [-topic T] [-n 3]
+//
+// serve prints IGGY_TCP_ADDRESS=HOST:PORT as its first line once it listens
+// and runs until SIGINT or SIGTERM (or until process -owner-pid is gone). Its
+// users are iggy/iggy; everything is kept in memory. ping exits 0 when an
+// Iggy server answers at the address and the login works. peek prints, for
+// every topic of a stream (or one topic), its message count per partition
+// and its first n messages with id, headers and payload.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
+	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "ping":
+		err = ping(os.Args[2:])
+	case "peek":
+		err = peek(os.Args[2:])
+	case "-h", "-help", "--help", "help":
+		usage()
+	default:
+		fmt.Fprintf(os.Stderr, "iggyserver: unknown command %q\n", os.Args[1])
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "iggyserver:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  iggyserver serve [-addr 127.0.0.1:8090] [-max-per-partition N] [-owner-pid PID]
+  iggyserver ping  [-addr A] [-username U] [-password P] [-timeout 2s]
+  iggyserver peek  [-addr A] [-username U] [-password P] -stream S [-topic T] [-n 3]
+`)
+	os.Exit(2)
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+type conn struct{ addr, user, pass *string }
+
+func connFlags(fs *flag.FlagSet) conn {
+	return conn{
+		addr: fs.String("addr", envOr("IGGY_TCP_ADDRESS", "127.0.0.1:8090"), "Iggy TCP address (default $IGGY_TCP_ADDRESS)"),
+		user: fs.String("username", envOr("IGGY_USERNAME", "iggy"), "user (default $IGGY_USERNAME or iggy)"),
+		pass: fs.String("password", envOr("IGGY_PASSWORD", "iggy"), "password (default $IGGY_PASSWORD or iggy)"),
+	}
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:8090", "listen address (port 0: a free port)")
+	maxPer := fs.Int("max-per-partition", 0, "keep only this many newest messages per partition (0: all)")
+	owner := fs.Int("owner-pid", 0, "exit when this process is gone")
+	_ = fs.Parse(args)
+	srv, err := iggytest.Start(iggytest.Options{Addr: *addr, MaxMessagesPerPartition: *maxPer, GracefulStop: true})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("IGGY_TCP_ADDRESS=%s\n", srv.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if *owner > 0 {
+		go func() {
+			for ctx.Err() == nil {
+				if err := syscall.Kill(*owner, 0); errors.Is(err, syscall.ESRCH) {
+					stop()
+					return
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}()
+	}
+	<-ctx.Done()
+	return srv.Close()
+}
+
+func ping(args []string) error {
+	fs := flag.NewFlagSet("ping", flag.ExitOnError)
+	c := connFlags(fs)
+	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
+	_ = fs.Parse(args)
+	// The SDK waits forever for a server that does not answer: dial first,
+	// and bound the login.
+	nc, err := net.DialTimeout("tcp", *c.addr, *timeout)
+	if err != nil {
+		return fmt.Errorf("no Iggy server at %s: %w", *c.addr, err)
+	}
+	_ = nc.Close()
+	done := make(chan error, 1)
+	go func() {
+		r, err := e2e.NewSDKReader(*c.addr, *c.user, *c.pass)
+		if err == nil {
+			_ = r.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(*timeout):
+		return fmt.Errorf("%s accepts connections but no Iggy login answered within %s", *c.addr, *timeout)
+	}
+}
+
+func peek(args []string) error {
+	fs := flag.NewFlagSet("peek", flag.ExitOnError)
+	c := connFlags(fs)
+	stream := fs.String("stream", envOr("IGGY_STREAM", "fluss"), "stream (default $IGGY_STREAM or fluss)")
+	topic := fs.String("topic", "", "only this topic")
+	n := fs.Int("n", 3, "messages to print per topic")
+	_ = fs.Parse(args)
+	r, err := e2e.NewSDKReader(*c.addr, *c.user, *c.pass)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var topics []string
+	if *topic != "" {
+		topics = []string{*topic}
+	} else {
+		ts, err := r.Topics(*stream)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			topics = append(topics, t.Name)
+		}
+	}
+	if len(topics) == 0 {
+		fmt.Printf("stream %q: no topics\n", *stream)
+		return nil
+	}
+	for _, t := range topics {
+		counts, err := r.Counts(*stream, t)
+		if err != nil {
+			return err
+		}
+		ids := make([]int, 0, len(counts))
+		for p := range counts {
+			ids = append(ids, int(p))
+		}
+		sort.Ints(ids)
+		var parts []string
+		for _, p := range ids {
+			parts = append(parts, fmt.Sprintf("p%d=%d", p, counts[uint32(p)]))
+		}
+		fmt.Printf("stream %q topic %q: %d messages (%s)\n", *stream, t, e2e.TotalCount(counts), strings.Join(parts, " "))
+		if *n <= 0 {
+			continue
+		}
+		msgs, err := r.Messages(*stream, t)
+		if err != nil {
+			return err
+		}
+		for i, m := range msgs {
+			if i >= *n {
+				break
+			}
+			fmt.Printf("  partition %d offset %d id %s\n    headers %s\n    payload %s\n",
+				m.Partition, m.Offset, e2e.IDHex(m.ID), headerText(m.Headers), truncate(string(m.Payload), 300))
+		}
+	}
+	return nil
+}
+
+func headerText(h map[string]iggytest.HeaderField) string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%s=%s", k, e2e.HeaderValue(h[k]))
+	}
+	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

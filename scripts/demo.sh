@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# demo.sh (`make demo`): fluss-iggy on a fresh machine, end to end.
+#
+#   1. starts a local Fluss cluster (scripts/fluss-cluster.sh), unless
+#      FLUSS_BOOTSTRAP names one that is running;
+#   2. creates the table demo.orders and writes DEMO_ROWS rows (default
+#      1000) into it with the Java fixture tool (scripts/fluss-java.sh);
+#   3. finds Iggy: the server at IGGY_TCP_ADDRESS (default 127.0.0.1:8090,
+#      user IGGY_USERNAME/IGGY_PASSWORD, default iggy/iggy) if one answers
+#      there, otherwise the bundled in-memory test server
+#      (internal/iggytest/iggyserver), and says which;
+#   4. runs config/fluss_to_iggy.yaml with config/resources/bbolt.yaml, as
+#      shipped except `end_at: latest` so that it stops once every row is
+#      in Iggy;
+#   5. prints what arrived (message count per topic partition and the first
+#      messages with their ids and headers);
+#   6. stops everything it started and deletes its temporary files (and, on
+#      a cluster named by FLUSS_BOOTSTRAP, its table). Data written to a real
+#      Iggy server stays there (stream IGGY_STREAM, default fluss_demo_<time>).
+#
+# Needs Go, Java 17 and Maven (for the first download of the Fluss jars).
+# Run from anywhere: paths are relative to the repository.
+
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+rows="${DEMO_ROWS:-1000}"
+bin="${FLUSS_IGGY_BIN:-$root/bin/fluss-iggy}"
+iggy_addr="${IGGY_TCP_ADDRESS:-127.0.0.1:8090}"
+iggy_user="${IGGY_USERNAME:-iggy}"
+iggy_pass="${IGGY_PASSWORD:-iggy}"
+
+say() { printf '\n==> %s\n' "$*"; }
+die() {
+	printf 'demo: error: %s\n' "$*" >&2
+	exit 1
+}
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/fluss-iggy-demo.XXXXXX")"
+cluster_dir=""
+drop_table=""
+server_pid=""
+pipeline_pid=""
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [[ -n "$pipeline_pid" ]] && kill -0 "$pipeline_pid" 2>/dev/null; then
+		kill -TERM "$pipeline_pid" 2>/dev/null || true
+		wait "$pipeline_pid" 2>/dev/null || true
+	fi
+	if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+		kill -TERM "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+	fi
+	if [[ -n "$drop_table" ]]; then
+		scripts/fluss-java.sh drop-table "$drop_table" --if-exists >/dev/null 2>&1 || true
+	fi
+	if [[ -n "$cluster_dir" ]]; then
+		say "stopping the Fluss cluster"
+		scripts/fluss-cluster.sh down --dir "$cluster_dir" >/dev/null 2>&1 ||
+			printf 'demo: stopping the cluster in %s failed; run: scripts/fluss-cluster.sh down --dir %s\n' "$cluster_dir" "$cluster_dir" >&2
+	fi
+	rm -rf "$work"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v go >/dev/null 2>&1 || die "go not found on PATH"
+if [[ ! -x "$bin" ]]; then
+	say "building bin/fluss-iggy"
+	make -s build
+fi
+go build -o "$work/iggyserver" ./internal/iggytest/iggyserver
+
+# 1. Fluss.
+if [[ -n "${FLUSS_BOOTSTRAP:-}" ]]; then
+	say "using the Fluss cluster at FLUSS_BOOTSTRAP=$FLUSS_BOOTSTRAP"
+	bootstrap="$FLUSS_BOOTSTRAP"
+	table="orders_$(date +%H%M%S)" # a table of our own on a cluster that is not ours
+else
+	say "starting a local Fluss cluster (scripts/fluss-cluster.sh up)"
+	cluster_dir="$work/cluster"
+	bootstrap="$(scripts/fluss-cluster.sh up --dir "$cluster_dir" --owner-pid $$ | sed -n 's/^FLUSS_BOOTSTRAP=//p' | tail -n 1)"
+	[[ -n "$bootstrap" ]] || die "the cluster did not start"
+	echo "Fluss is at $bootstrap"
+	table="orders"
+fi
+export FLUSS_BOOTSTRAP="$bootstrap"
+
+# 2. The demo table.
+say "creating demo.$table and writing $rows rows with the Java client (scripts/fluss-java.sh)"
+scripts/fluss-java.sh create-database demo --if-not-exists >/dev/null
+[[ -z "$cluster_dir" ]] && drop_table="demo.$table"
+scripts/fluss-java.sh create-table "demo.$table" --if-not-exists --buckets 3 \
+	--columns 'id BIGINT, customer STRING, amount DECIMAL(10,2), created_at TIMESTAMP(3), note STRING' >/dev/null
+# Readable rows (the tool's --rows generator favours edge cases).
+awk -v n="$rows" 'BEGIN {
+	split("ada grace linus margaret ken barbara dennis frances", who, " ")
+	split("first order|gift wrap|express|repeat customer|", notes, "|")
+	for (i = 0; i < n; i++) {
+		printf "{\"id\":%d,\"customer\":\"%s\",\"amount\":\"%d.%02d\",\"created_at\":\"2026-01-%02dT%02d:%02d:%02d.%03d\",\"note\":%s}\n",
+			i, who[i % 8 + 1], (i * 37) % 500 + 1, (i * 13) % 100, i % 28 + 1, i % 24, i % 60, (i * 7) % 60, i % 1000,
+			(i % 5 == 4) ? "null" : "\"" notes[i % 5 + 1] "\""
+	}
+}' >"$work/rows.jsonl"
+scripts/fluss-java.sh append "demo.$table" --file "$work/rows.jsonl"
+"$bin" fluss offsets --bootstrap "$bootstrap" "demo.$table"
+
+# 3. Iggy.
+stream="${IGGY_STREAM:-fluss_demo_$(date +%H%M%S)}"
+if "$work/iggyserver" ping -addr "$iggy_addr" -username "$iggy_user" -password "$iggy_pass" 2>"$work/ping.err"; then
+	say "an Iggy server answers at $iggy_addr: writing to it (stream \"$stream\")"
+else
+	say "no Iggy server answers at $iggy_addr ($(tr -d '\n' <"$work/ping.err")):"
+	echo "using the bundled in-memory Iggy test server instead (internal/iggytest; set IGGY_TCP_ADDRESS to use a real one)"
+	"$work/iggyserver" serve -addr 127.0.0.1:0 -owner-pid $$ >"$work/server.out" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 100); do
+		grep -q '^IGGY_TCP_ADDRESS=' "$work/server.out" 2>/dev/null && break
+		kill -0 "$server_pid" 2>/dev/null || die "the test server did not start: $(cat "$work/server.out")"
+		sleep 0.1
+	done
+	iggy_addr="$(sed -n 's/^IGGY_TCP_ADDRESS=//p' "$work/server.out")"
+	[[ -n "$iggy_addr" ]] || die "the test server did not start: $(cat "$work/server.out")"
+	iggy_user=iggy iggy_pass=iggy
+	echo "test server listening at $iggy_addr (user iggy / iggy)"
+fi
+
+# 4. The pipeline.
+say "running: fluss-iggy run -r config/resources/bbolt.yaml config/fluss_to_iggy.yaml (with end_at: latest)"
+start=$(date +%s.%N)
+FLUSS_DATABASE=demo FLUSS_TABLE="$table" \
+	IGGY_TCP_ADDRESS="$iggy_addr" IGGY_USERNAME="$iggy_user" IGGY_PASSWORD="$iggy_pass" IGGY_STREAM="$stream" \
+	FLUSS_IGGY_HTTP_ADDRESS=127.0.0.1:0 FLUSS_IGGY_STATE_DIR="$work/state" \
+	"$bin" run --set input.fluss.end_at=latest --set logger.level=warn \
+	-r config/resources/bbolt.yaml config/fluss_to_iggy.yaml &
+pipeline_pid=$!
+if ! wait "$pipeline_pid"; then
+	pipeline_pid=""
+	die "the pipeline failed"
+fi
+pipeline_pid=""
+printf 'the pipeline finished in %.1f s\n' "$(echo "$(date +%s.%N) - $start" | bc)"
+
+# 5. What arrived.
+say "what arrived in Iggy ($iggy_addr, stream \"$stream\")"
+"$work/iggyserver" peek -addr "$iggy_addr" -username "$iggy_user" -password "$iggy_pass" -stream "$stream" -n 3
+
+if [[ -n "$server_pid" ]]; then
+	say "done; the bundled test server and the Fluss cluster are stopped now"
+else
+	say "done; the messages stay in stream \"$stream\" of the Iggy server at $iggy_addr"
+fi
