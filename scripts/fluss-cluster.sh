@@ -35,7 +35,10 @@ DEFAULT_DIR="${TMPDIR:-/tmp}/fluss-iggy-cluster"
 ZK_HEAP="${FLUSS_CLUSTER_ZK_HEAP:-256m}"
 CS_HEAP="${FLUSS_CLUSTER_COORDINATOR_HEAP:-512m}"
 TS_HEAP="${FLUSS_CLUSTER_TABLET_HEAP:-1g}"
-START_TIMEOUT="${FLUSS_CLUSTER_TIMEOUT:-120}"    # seconds `up` waits for readiness
+# Seconds `up` / `start-tablet` wait for readiness: FLUSS_CLUSTER_READY_TIMEOUT,
+# else the older name FLUSS_CLUSTER_TIMEOUT, else 300 (a loaded machine can
+# take minutes to start the JVMs).
+START_TIMEOUT="${FLUSS_CLUSTER_READY_TIMEOUT:-${FLUSS_CLUSTER_TIMEOUT:-300}}"
 STOP_GRACE="${FLUSS_CLUSTER_STOP_GRACE:-5}"      # seconds `down` waits before SIGKILL
 ZK_SESSION_TIMEOUT="${FLUSS_CLUSTER_ZK_SESSION_TIMEOUT:-15s}"
 
@@ -92,7 +95,8 @@ Environment:
   FLUSS_VERSION                     Fluss release (default 0.9.1-incubating)
   FLUSS_IGGY_CACHE                  jar cache (default ~/.cache/fluss-iggy); jars go to
                                     \$FLUSS_IGGY_CACHE/\$FLUSS_VERSION/{server,client}/
-  FLUSS_CLUSTER_TIMEOUT             seconds to wait for readiness (default 120)
+  FLUSS_CLUSTER_READY_TIMEOUT       seconds to wait for readiness (default 300;
+                                    FLUSS_CLUSTER_TIMEOUT is an older name for it)
   FLUSS_CLUSTER_STOP_GRACE          seconds between SIGTERM and SIGKILL (default 5)
   FLUSS_CLUSTER_ZK_SESSION_TIMEOUT  ZooKeeper session timeout of the servers (default 15s)
   FLUSS_CLUSTER_ZK_HEAP / _COORDINATOR_HEAP / _TABLET_HEAP   -Xmx values (256m / 512m / 1g)

@@ -16,11 +16,13 @@ import (
 	"time"
 )
 
-// Timeouts for the cluster script. `up` waits at most FLUSS_CLUSTER_TIMEOUT
-// (120 s by default) by itself; the first run also downloads the jars.
+// Timeouts for the cluster script. `up` and `start-tablet` wait at most
+// FLUSS_CLUSTER_READY_TIMEOUT (300 s by default) by themselves and then fail
+// with the servers' logs; these outer bounds are longer so that the script's
+// own, more telling, error comes first. The first `up` also downloads the jars.
 const (
 	upTimeout      = 10 * time.Minute
-	commandTimeout = 3 * time.Minute
+	commandTimeout = 6 * time.Minute
 )
 
 // Options selects the shape of a cluster started by [StartCluster].
