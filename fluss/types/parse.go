@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ParseDataType parses a type in the Fluss type syntax:
@@ -20,6 +21,11 @@ import (
 // accepted too. Omitted parameters take the Fluss defaults: DECIMAL(10, 0),
 // CHAR(1), BINARY(1), TIME(0), TIMESTAMP(6), TIMESTAMP_LTZ(6).
 func ParseDataType(s string) (DataType, error) {
+	if !utf8.ValidString(s) {
+		// Fluss names and descriptions are Java strings: invalid UTF-8 could
+		// not survive the schema JSON unchanged.
+		return DataType{}, fmt.Errorf("parse type %q: not valid UTF-8", s)
+	}
 	p := &typeParser{lex: lexer{src: s}}
 	p.next()
 	t, err := p.parseType(0)
@@ -48,6 +54,9 @@ func MustParseDataType(s string) DataType {
 // ParseColumns parses a comma-separated column list such as
 // "id BIGINT NOT NULL, name STRING COMMENT 'the name', tags ARRAY<STRING>".
 func ParseColumns(s string) ([]Column, error) {
+	if !utf8.ValidString(s) {
+		return nil, fmt.Errorf("parse columns %q: not valid UTF-8", s)
+	}
 	p := &typeParser{lex: lexer{src: s}}
 	p.next()
 	var cols []Column
