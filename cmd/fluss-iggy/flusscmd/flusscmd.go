@@ -383,7 +383,7 @@ func AppendLine(dst []byte, b *fluss.ScanBatch, i int, enc *jsonrow.Encoder) []b
 	if b.Bucket.PartitionID == fluss.NoPartition {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendJSONString(dst, b.Partition)
+		dst = jsonrow.AppendString(dst, b.Partition)
 	}
 	dst = append(dst, `,"bucket":`...)
 	dst = strconv.AppendInt(dst, int64(b.Bucket.Bucket), 10)
@@ -394,37 +394,6 @@ func AppendLine(dst []byte, b *fluss.ScanBatch, i int, enc *jsonrow.Encoder) []b
 	dst = append(dst, `","row":`...)
 	dst = enc.AppendRow(dst, i)
 	return append(dst, '}')
-}
-
-// appendJSONString quotes s as the Java tool does: \" \\ \b \f \n \r \t,
-// other control characters as \u00XX, everything else verbatim.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			if c < 0x20 {
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			} else {
-				dst = append(dst, c)
-			}
-		}
-	}
-	return append(dst, '"')
 }
 
 // Tables writes "DB.TABLE" lines for the tables of database (every database
@@ -471,7 +440,7 @@ func Offsets(ctx context.Context, c *fluss.Client, path fluss.TablePath, partiti
 		if r.Bucket.PartitionID == fluss.NoPartition {
 			line = append(line, "null"...)
 		} else {
-			line = appendJSONString(line, r.Partition)
+			line = jsonrow.AppendString(line, r.Partition)
 		}
 		line = append(line, `,"bucket":`...)
 		line = strconv.AppendInt(line, int64(r.Bucket.Bucket), 10)
