@@ -6,38 +6,29 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	_ "github.com/redpanda-data/benthos/v4/public/components/io"
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
+	"github.com/fluss-iggy/fluss-iggy/bench/benchtable"
 	"github.com/fluss-iggy/fluss-iggy/fluss"
-	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	_ "github.com/fluss-iggy/fluss-iggy/input/fluss"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
 const (
-	envChild  = "FLUSS_INPUT_BENCH_CHILD" // the mode a child process runs
-	envRows   = "FLUSS_BENCH_ROWS"
-	envTable  = "FLUSS_BENCH_TABLE"
-	buckets   = 4
-	batchRows = 8192
+	envChild = "FLUSS_INPUT_BENCH_CHILD" // the mode a child process runs
+	envTable = "FLUSS_BENCH_TABLE"
 )
 
 func TestMain(m *testing.M) {
@@ -52,21 +43,6 @@ type result struct {
 	Rows      int64   `json:"rows"`
 	Seconds   float64 `json:"seconds"`
 	PeakRSSKB int64   `json:"peak_rss_kb"` // VmHWM
-}
-
-// peakRSSKB reads VmHWM from /proc/self/status (0 when unavailable).
-func peakRSSKB() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 func child(mode string) int {
@@ -103,7 +79,7 @@ func child(mode string) int {
 	if err != nil {
 		return fail(err)
 	}
-	r.PeakRSSKB = peakRSSKB()
+	r.PeakRSSKB = benchtable.PeakRSSKB()
 	out, _ := json.Marshal(r)
 	fmt.Println(string(out))
 	return 0
@@ -290,7 +266,7 @@ func (f *floorInput) ReadBatch(ctx context.Context) (service.MessageBatch, servi
 func floor() (result, error) {
 	env := service.NewEnvironment()
 	spec := service.NewConfigSpec().Field(service.NewAutoRetryNacksToggleField())
-	rows := benchRows()
+	rows := benchtable.Rows()
 	if err := env.RegisterBatchInput("floor", spec, func(pc *service.ParsedConfig, _ *service.Resources) (service.BatchInput, error) {
 		payload := []byte(`{"id":1234567,"ts":"2026-01-01T10:00:00.123","user_name":"user_abcdefgh","category":"garden","price":"12345.67","quantity":42,"score":12.3456789,"active":true,"day":"2022-01-01","note":"abcdefghijklmnopqrstuvwxyz0123456789"}`)
 		return service.AutoRetryNacksBatchedToggled(pc, &floorInput{rows: rows, payload: payload})
@@ -316,67 +292,8 @@ func floor() (result, error) {
 	return result{Rows: int64(rows), Seconds: time.Since(start).Seconds()}, nil
 }
 
-func benchRows() int {
-	if n, err := strconv.Atoi(os.Getenv(envRows)); err == nil && n > 0 {
-		return n
-	}
-	return 2_000_000
-}
-
-// The table: 10 columns of mixed types, ZSTD, 4 buckets (the layout of
-// bench/scan), written with the client's writer in batches of 8,192 rows.
-func benchSchema() *types.Schema {
-	return types.MustSchema([]types.Column{
-		types.NewColumn("id", types.BigInt().NotNull()),
-		types.NewColumn("ts", types.Timestamp(3)),
-		types.NewColumn("user_name", types.String()),
-		types.NewColumn("category", types.String()),
-		types.NewColumn("price", types.Decimal(12, 2)),
-		types.NewColumn("quantity", types.Int()),
-		types.NewColumn("score", types.Double()),
-		types.NewColumn("active", types.Boolean()),
-		types.NewColumn("day", types.Date()),
-		types.NewColumn("note", types.String()),
-	})
-}
-
-var categories = []string{"books", "garden", "toys", "music", "tools", "food", "sports", "baby"}
-
-const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
-
-func word(r *rand.Rand, n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = letters[r.IntN(len(letters))]
-	}
-	return string(b)
-}
-
-func batch(schema *arrow.Schema, first int64, n int) arrow.RecordBatch {
-	r := rand.New(rand.NewPCG(uint64(first), 7))
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	for i := 0; i < n; i++ {
-		id := first + int64(i)
-		b.Field(0).(*array.Int64Builder).Append(id)
-		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(base + id*41 + int64(r.IntN(1000))))
-		b.Field(2).(*array.StringBuilder).Append("user_" + word(r, 8))
-		b.Field(3).(*array.StringBuilder).Append(categories[r.IntN(len(categories))])
-		b.Field(4).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(r.IntN(10_000_000))))
-		if r.IntN(10) == 0 {
-			b.Field(5).AppendNull()
-		} else {
-			b.Field(5).(*array.Int32Builder).Append(int32(r.IntN(1000)))
-		}
-		b.Field(6).(*array.Float64Builder).Append(r.Float64() * 100)
-		b.Field(7).(*array.BooleanBuilder).Append(r.IntN(2) == 0)
-		b.Field(8).(*array.Date32Builder).Append(arrow.Date32(19000 + r.IntN(2000)))
-		b.Field(9).(*array.StringBuilder).Append(word(r, 20+r.IntN(40)))
-	}
-	return b.NewRecordBatch()
-}
-
+// createTable creates and fills the benchmark table (bench/benchtable) in a
+// database of its own; the returned func drops that database.
 func createTable(b *testing.B, c *fluss.Client, rows int) (fluss.TablePath, func()) {
 	ctx := context.Background()
 	db := flusstest.UniqueName("inbench")
@@ -385,53 +302,8 @@ func createTable(b *testing.B, c *fluss.Client, rows int) (fluss.TablePath, func
 	}
 	drop := func() { _ = c.DropDatabase(context.Background(), db, true, true) }
 	path := fluss.NewTablePath(db, "input_bench")
-	desc := &types.TableDescriptor{Schema: *benchSchema(), BucketCount: buckets,
-		Properties: map[string]string{types.PropArrowCompression: "ZSTD"}}
-	if err := c.CreateTable(ctx, path, desc, false); err != nil {
-		drop()
-		b.Fatal(err)
-	}
-	var info *fluss.TableInfo
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		var err error
-		if info, err = c.RefreshTable(ctx, path); err == nil {
-			if _, err = c.ListOffsets(ctx, info, fluss.NoPartition, nil, fluss.LatestOffset()); err == nil {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			drop()
-			b.Fatalf("table %s not ready: %v", path, err)
-		}
-	}
-	w, err := c.NewWriter(info)
-	if err != nil {
-		drop()
-		b.Fatal(err)
-	}
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, buckets)
-	per := (rows + buckets - 1) / buckets
-	for bk := 0; bk < buckets; bk++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := bk*per, min((bk+1)*per, rows)
-			for first := lo; first < hi; first += batchRows {
-				rec := batch(w.Schema(), int64(first), min(batchRows, hi-first))
-				_, err := w.Append(ctx, fluss.NoPartition, int32(bk), rec)
-				rec.Release()
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	if err := benchtable.Create(ctx, c, path, rows); err != nil {
 		drop()
 		b.Fatal(err)
 	}
@@ -470,7 +342,7 @@ func BenchmarkInput(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	rows := benchRows()
+	rows := benchtable.Rows()
 	var path fluss.TablePath
 	if t := os.Getenv(envTable); t != "" {
 		if path, err = fluss.ParseTablePath(t); err != nil {
@@ -518,7 +390,7 @@ func BenchmarkInput(b *testing.B) {
 		b.Fatal(errors.New("no raw scan rate"))
 	}
 	var report strings.Builder
-	fmt.Fprintf(&report, "\nfluss input on %s (%d rows, %d buckets, ZSTD), best of %d rounds\n", path, rows, buckets, repeat())
+	fmt.Fprintf(&report, "\nfluss input on %s (%d rows, %d buckets, ZSTD), best of %d rounds\n", path, rows, benchtable.Buckets, repeat())
 	fmt.Fprintf(&report, "%-10s %8s %12s %8s %10s   %s\n", "mode", "seconds", "rows/s", "vs raw", "peak RSS", "all rounds (rows/s)")
 	for _, mode := range modes {
 		x := results[mode]

@@ -7,31 +7,24 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
+	"github.com/fluss-iggy/fluss-iggy/bench/benchtable"
 	"github.com/fluss-iggy/fluss-iggy/fluss"
-	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
 const (
 	envChild   = "FLUSS_PIPELINE_BENCH_CHILD"
-	envRows    = "FLUSS_BENCH_ROWS"
+	envRows    = benchtable.EnvRows
 	envTable   = "FLUSS_BENCH_TABLE"
 	envRounds  = "FLUSS_BENCH_ROUNDS"
 	envResults = "FLUSS_BENCH_RESULTS"
@@ -40,8 +33,6 @@ const (
 	// bench/input this way).
 	envKeep     = "FLUSS_BENCH_KEEP"
 	envTableOut = "FLUSS_BENCH_TABLE_OUT"
-	buckets     = 4
-	batchRows   = 8192
 	// poolRows is how many of the table's rows the output-alone and raw SDK
 	// children build messages from (and cycle through).
 	poolRows = 100_000
@@ -72,13 +63,6 @@ func (r result) rate() float64 {
 	return float64(r.Rows) / r.Seconds
 }
 
-func benchRows() int {
-	if n, err := strconv.Atoi(os.Getenv(envRows)); err == nil && n > 0 {
-		return n
-	}
-	return 2_000_000
-}
-
 func rounds() int {
 	if n, err := strconv.Atoi(os.Getenv(envRounds)); err == nil && n > 0 {
 		return n
@@ -86,112 +70,11 @@ func rounds() int {
 	return 1
 }
 
-// benchSchema is bench/scan's: 10 columns of mixed types.
-func benchSchema() *types.Schema {
-	return types.MustSchema([]types.Column{
-		types.NewColumn("id", types.BigInt().NotNull()),
-		types.NewColumn("ts", types.Timestamp(3)),
-		types.NewColumn("user_name", types.String()),
-		types.NewColumn("category", types.String()),
-		types.NewColumn("price", types.Decimal(12, 2)),
-		types.NewColumn("quantity", types.Int()),
-		types.NewColumn("score", types.Double()),
-		types.NewColumn("active", types.Boolean()),
-		types.NewColumn("day", types.Date()),
-		types.NewColumn("note", types.String()),
-	})
-}
-
-var categories = []string{"books", "garden", "toys", "music", "tools", "food", "sports", "baby"}
-
-const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
-
-func randString(r *rand.Rand, n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = letters[r.IntN(len(letters))]
-	}
-	return string(b)
-}
-
-// benchBatch builds rows [first, first+n).
-func benchBatch(schema *arrow.Schema, first int64, n int) arrow.RecordBatch {
-	r := rand.New(rand.NewPCG(uint64(first), 42))
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	for i := 0; i < n; i++ {
-		id := first + int64(i)
-		b.Field(0).(*array.Int64Builder).Append(id)
-		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(base + id*37 + int64(r.IntN(1000))))
-		b.Field(2).(*array.StringBuilder).Append("user_" + randString(r, 8))
-		b.Field(3).(*array.StringBuilder).Append(categories[r.IntN(len(categories))])
-		b.Field(4).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(r.IntN(10_000_000))))
-		if r.IntN(10) == 0 {
-			b.Field(5).AppendNull()
-		} else {
-			b.Field(5).(*array.Int32Builder).Append(int32(r.IntN(1000)))
-		}
-		b.Field(6).(*array.Float64Builder).Append(r.Float64() * 100)
-		b.Field(7).(*array.BooleanBuilder).Append(r.IntN(2) == 0)
-		b.Field(8).(*array.Date32Builder).Append(arrow.Date32(19000 + r.IntN(2000)))
-		b.Field(9).(*array.StringBuilder).Append(randString(r, 20+r.IntN(40)))
-	}
-	return b.NewRecordBatch()
-}
-
-// createTable creates a table with our writer and fills it with rows rows
-// (none for rows 0).
+// createTable creates the benchmark table (bench/benchtable) db.name and
+// fills it with rows rows (none for rows 0).
 func createTable(ctx context.Context, c *fluss.Client, db, name string, rows int) (fluss.TablePath, error) {
 	path := fluss.NewTablePath(db, name)
-	desc := &types.TableDescriptor{Schema: *benchSchema(), BucketCount: buckets,
-		Properties: map[string]string{types.PropArrowCompression: "ZSTD"}}
-	if err := c.CreateTable(ctx, path, desc, false); err != nil {
-		return path, fmt.Errorf("creating %s: %w", path, err)
-	}
-	var info *fluss.TableInfo
-	for deadline := time.Now().Add(time.Minute); ; {
-		var err error
-		info, err = c.RefreshTable(ctx, path)
-		if err == nil {
-			if _, err = c.ListOffsets(ctx, info, fluss.NoPartition, nil, fluss.LatestOffset()); err == nil {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			return path, fmt.Errorf("table %s not ready: %w", path, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if rows == 0 {
-		return path, nil
-	}
-	w, err := c.NewWriter(info)
-	if err != nil {
-		return path, err
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, buckets)
-	per := (rows + buckets - 1) / buckets
-	for bk := 0; bk < buckets; bk++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := bk*per, min((bk+1)*per, rows)
-			for first := lo; first < hi; first += batchRows {
-				rec := benchBatch(w.Schema(), int64(first), min(batchRows, hi-first))
-				_, err := w.Append(ctx, fluss.NoPartition, int32(bk), rec)
-				rec.Release()
-				if err != nil {
-					errs <- fmt.Errorf("writing %s bucket %d: %w", path, bk, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return path, <-errs
+	return path, benchtable.Create(ctx, c, path, rows)
 }
 
 // bench holds what the stages share.
@@ -244,7 +127,7 @@ func runAll(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	rows := benchRows()
+	rows := benchtable.Rows()
 	db := flusstest.UniqueName("bench_pipeline")
 	if err := c.CreateDatabase(ctx, db, nil, false); err != nil {
 		b.Fatal(err)
@@ -420,7 +303,7 @@ func (bn *bench) header(w io.Writer) {
 		envOr("FLUSS_VERSION", "0.9.1-incubating"), iggyKeep)
 	fmt.Fprintf(w, "| binary | %s (%s) |\n\n", version, runtime.Version())
 	fmt.Fprintf(w, "One table, `%s`: %s rows, 10 columns (BIGINT id, TIMESTAMP(3), 2 short STRINGs, DECIMAL(12,2), INT with nulls, DOUBLE, BOOLEAN, DATE, a 20–60 character STRING), ZSTD, %d buckets (%s rows each), written with our writer in batches of %d rows. Every stage reads all of it from the earliest offsets, except where noted. %s.\n\n",
-		bn.table, thousands(bn.rows), buckets, joinInts(bn.bucketRows), batchRows, roundsText())
+		bn.table, thousands(bn.rows), benchtable.Buckets, joinInts(bn.bucketRows), benchtable.BatchRows, roundsText())
 }
 
 func roundsText() string {

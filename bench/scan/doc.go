@@ -2,7 +2,7 @@
 // client.
 //
 // BenchmarkScan creates a table of 10 mixed-type columns (ZSTD, 4 buckets)
-// holding 2,000,000 rows (FLUSS_SCAN_BENCH_ROWS to change it), written with
+// holding 2,000,000 rows (FLUSS_BENCH_ROWS to change it), written with
 // our writer in batches of 8,192 rows, and then, in the same run, reads it
 // from the earliest offsets to the end:
 //

@@ -1,37 +1,25 @@
 package scan_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
+	"github.com/fluss-iggy/fluss-iggy/bench/benchtable"
 	"github.com/fluss-iggy/fluss-iggy/fluss"
-	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
 const (
 	envChild   = "FLUSS_SCAN_BENCH_CHILD"
-	envRows    = "FLUSS_SCAN_BENCH_ROWS"
 	envTable   = "FLUSS_SCAN_BENCH_TABLE"
 	envColumns = "FLUSS_SCAN_BENCH_COLUMNS"
-	buckets    = 4
-	batchRows  = 8192
 )
 
 func TestMain(m *testing.M) {
@@ -94,91 +82,13 @@ func child() int {
 	if err != nil {
 		return fail(err)
 	}
-	out, _ := json.Marshal(result{Rows: rows, Seconds: secs, Bytes: s.Stats().RecordsBytes, PeakRSSKB: peakRSSKB()})
+	out, _ := json.Marshal(result{Rows: rows, Seconds: secs, Bytes: s.Stats().RecordsBytes, PeakRSSKB: benchtable.PeakRSSKB()})
 	fmt.Println(string(out))
 	return 0
 }
 
-// peakRSSKB reads VmHWM from /proc/self/status (0 when unavailable).
-func peakRSSKB() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-func benchRows() int {
-	if n, err := strconv.Atoi(os.Getenv(envRows)); err == nil && n > 0 {
-		return n
-	}
-	return 2_000_000
-}
-
-// benchSchema: 10 columns of mixed types.
-func benchSchema() *types.Schema {
-	return types.MustSchema([]types.Column{
-		types.NewColumn("id", types.BigInt().NotNull()),
-		types.NewColumn("ts", types.Timestamp(3)),
-		types.NewColumn("user_name", types.String()),
-		types.NewColumn("category", types.String()),
-		types.NewColumn("price", types.Decimal(12, 2)),
-		types.NewColumn("quantity", types.Int()),
-		types.NewColumn("score", types.Double()),
-		types.NewColumn("active", types.Boolean()),
-		types.NewColumn("day", types.Date()),
-		types.NewColumn("note", types.String()),
-	})
-}
-
-var categories = []string{"books", "garden", "toys", "music", "tools", "food", "sports", "baby"}
-
-const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
-
-func randString(r *rand.Rand, buf []byte, n int) string {
-	buf = buf[:0]
-	for i := 0; i < n; i++ {
-		buf = append(buf, letters[r.IntN(len(letters))])
-	}
-	return string(buf)
-}
-
-// benchBatch builds rows [first, first+n).
-func benchBatch(schema *arrow.Schema, first int64, n int) arrow.RecordBatch {
-	r := rand.New(rand.NewPCG(uint64(first), 42))
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	var buf []byte
-	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	for i := 0; i < n; i++ {
-		id := first + int64(i)
-		b.Field(0).(*array.Int64Builder).Append(id)
-		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(base + id*37 + int64(r.IntN(1000))))
-		b.Field(2).(*array.StringBuilder).Append("user_" + randString(r, buf, 8))
-		b.Field(3).(*array.StringBuilder).Append(categories[r.IntN(len(categories))])
-		b.Field(4).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(r.IntN(10_000_000))))
-		if r.IntN(10) == 0 {
-			b.Field(5).AppendNull()
-		} else {
-			b.Field(5).(*array.Int32Builder).Append(int32(r.IntN(1000)))
-		}
-		b.Field(6).(*array.Float64Builder).Append(r.Float64() * 100)
-		b.Field(7).(*array.BooleanBuilder).Append(r.IntN(2) == 0)
-		b.Field(8).(*array.Date32Builder).Append(arrow.Date32(19000 + r.IntN(2000)))
-		b.Field(9).(*array.StringBuilder).Append(randString(r, buf, 20+r.IntN(40)))
-	}
-	return b.NewRecordBatch()
-}
-
-// createTable creates and fills the benchmark table with our writer.
+// createTable creates and fills the benchmark table (bench/benchtable) in a
+// database of its own; the returned func drops that database.
 func createTable(b *testing.B, c *fluss.Client, rows int) (fluss.TablePath, func()) {
 	ctx := context.Background()
 	db := flusstest.UniqueName("bench")
@@ -187,57 +97,8 @@ func createTable(b *testing.B, c *fluss.Client, rows int) (fluss.TablePath, func
 	}
 	drop := func() { _ = c.DropDatabase(context.Background(), db, true, true) }
 	path := fluss.NewTablePath(db, "scan_bench")
-	desc := &types.TableDescriptor{Schema: *benchSchema(), BucketCount: buckets,
-		Properties: map[string]string{types.PropArrowCompression: "ZSTD"}}
-	if err := c.CreateTable(ctx, path, desc, false); err != nil {
-		drop()
-		b.Fatal(err)
-	}
-	var info *fluss.TableInfo
-	for deadline := time.Now().Add(time.Minute); ; {
-		var err error
-		info, err = c.RefreshTable(ctx, path)
-		if err == nil {
-			if _, err = c.ListOffsets(ctx, info, fluss.NoPartition, nil, fluss.LatestOffset()); err == nil {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			drop()
-			b.Fatalf("table %s not ready: %v", path, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	w, err := c.NewWriter(info)
-	if err != nil {
-		drop()
-		b.Fatal(err)
-	}
 	start := time.Now()
-	// One writer goroutine per bucket.
-	var wg sync.WaitGroup
-	errs := make(chan error, buckets)
-	per := (rows + buckets - 1) / buckets
-	for bk := 0; bk < buckets; bk++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := bk*per, min((bk+1)*per, rows)
-			for first := lo; first < hi; first += batchRows {
-				n := min(batchRows, hi-first)
-				rec := benchBatch(w.Schema(), int64(first), n)
-				_, err := w.Append(ctx, fluss.NoPartition, int32(bk), rec)
-				rec.Release()
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	if err := benchtable.Create(ctx, c, path, rows); err != nil {
 		drop()
 		b.Fatal(err)
 	}
@@ -283,7 +144,7 @@ func BenchmarkScan(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	rows := benchRows()
+	rows := benchtable.Rows()
 	var path fluss.TablePath
 	if t := os.Getenv(envTable); t != "" {
 		if path, err = fluss.ParseTablePath(t); err != nil {
@@ -299,7 +160,7 @@ func BenchmarkScan(b *testing.B) {
 		{"projected2", "user_name,price"},
 	}
 	var report strings.Builder
-	fmt.Fprintf(&report, "\nscan of %s (%d buckets, ZSTD)\n", path, buckets)
+	fmt.Fprintf(&report, "\nscan of %s (%d buckets, ZSTD)\n", path, benchtable.Buckets)
 	fmt.Fprintf(&report, "%-11s %-5s %10s %8s %12s %9s %10s\n", "case", "who", "rows", "seconds", "rows/s", "MB/s", "peak RSS")
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
