@@ -16,6 +16,8 @@ func BenchmarkGroupBatch(b *testing.B) {
 		"static":                  "",
 		"key+id+headers":          "partitioning: messages_key\nkey: '${! @k }'\nmessage_id: '${! @id }'\nheaders: {include_prefixes: [fluss_]}",
 		"interpolated_topic+part": "partitioning: partition_id\npartition: '${! @p }'",
+		// config/fluss_to_iggy.yaml's id recipe
+		"fluss_id_recipe": "message_id: '0x${! \"%08x%08x%04x%012x\".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }'",
 	} {
 		b.Run(name, func(b *testing.B) {
 			yaml := "username: u\npassword: p\nstream: s\ntopic: '${! @topic.or(\"t\") }'\n" + extra
@@ -38,13 +40,19 @@ func BenchmarkGroupBatch(b *testing.B) {
 				m.MetaSetMut("id", fmt.Sprint(i+1))
 				m.MetaSetMut("fluss_offset", int64(i))
 				m.MetaSetMut("fluss_table", "orders")
+				m.MetaSetMut("fluss_table_id", int64(12))
+				m.MetaSetMut("fluss_bucket", int64(i%4))
 				batch[i] = m
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				groups := o.groupBatch(batch, func(i int, err error) { b.Fatal(err) })
-				if len(groups) == 0 {
+				var parts partitionsFunc
+				if o.conf.partitioning == partitioningKey {
+					parts = func(string, string) (uint32, error) { return 4, nil }
+				}
+				groups, err := o.groupBatch(batch, parts, func(i int, err error) { b.Fatal(err) })
+				if err != nil || len(groups) == 0 {
 					b.Fatal("no groups")
 				}
 			}

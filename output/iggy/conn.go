@@ -42,6 +42,7 @@ type conn struct {
 	once    sync.Once
 	closed  chan struct{} // closed when the SDK's Close has returned
 	timeout time.Duration
+	wbuf    []byte // request buffer of sendMessages, reused
 }
 
 func newConn(cl iggcon.Client, timeout time.Duration) *conn {

@@ -1,7 +1,6 @@
 package iggy
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"github.com/google/uuid"
@@ -24,10 +24,32 @@ const (
 	maxKeyBytes         = 255                       // messages_key partitioning
 )
 
-// buildMessage turns one Benthos message into an Iggy message, checking every
+// messageBuilder turns the messages of one batch into Iggy messages. It
+// reuses its scratch space from message to message and writes every user
+// header block into one arena per batch, so that a message costs no
+// allocation of its own beyond what interpolations make.
+type messageBuilder struct {
+	headers *service.MetadataFilter
+	idExec  *service.MessageBatchInterpolationExecutor
+	now     uint64 // origin timestamp of the batch, µs since the epoch
+
+	kv    []metaKV
+	arena []byte
+}
+
+type metaKV struct {
+	key string
+	v   any
+}
+
+func newMessageBuilder(headers *service.MetadataFilter, idExec *service.MessageBatchInterpolationExecutor) *messageBuilder {
+	return &messageBuilder{headers: headers, idExec: idExec, now: uint64(time.Now().UnixMicro())}
+}
+
+// build turns message i of the batch into an Iggy message, checking every
 // rule the server would enforce so that a message Iggy can never accept is
 // rejected on its own with an error that names the rule.
-func (o *Output) buildMessage(msg *service.Message, i int, idExec *service.MessageBatchInterpolationExecutor) (iggcon.IggyMessage, error) {
+func (b *messageBuilder) build(msg *service.Message, i int) (iggcon.IggyMessage, error) {
 	payload, err := msg.AsBytes()
 	if err != nil {
 		return iggcon.IggyMessage{}, fmt.Errorf("reading payload: %w", err)
@@ -38,33 +60,147 @@ func (o *Output) buildMessage(msg *service.Message, i int, idExec *service.Messa
 	if len(payload) > maxPayloadBytes {
 		return iggcon.IggyMessage{}, fmt.Errorf("payload is %d bytes: Iggy accepts payloads of 1 to %d bytes", len(payload), maxPayloadBytes)
 	}
-
-	var opts []iggcon.IggyMessageOpt
-	if idExec != nil {
-		s, err := idExec.TryString(i)
+	var id [16]byte
+	if b.idExec != nil {
+		s, err := b.idExec.TryString(i)
 		if err != nil {
 			return iggcon.IggyMessage{}, fmt.Errorf("interpolating message_id: %w", err)
 		}
-		id, err := ParseMessageID(s)
-		if err != nil {
+		if id, err = ParseMessageID(s); err != nil {
 			return iggcon.IggyMessage{}, fmt.Errorf("message_id: %w", err)
 		}
-		opts = append(opts, iggcon.WithID(id))
 	}
-	if o.conf.headers != nil {
-		headers, err := headersFromMetadata(o.conf.headers, msg)
-		if err != nil {
+	var userHeaders []byte
+	if b.headers != nil {
+		if userHeaders, err = b.userHeaders(msg); err != nil {
 			return iggcon.IggyMessage{}, err
 		}
-		if len(headers) > 0 {
-			opts = append(opts, iggcon.WithUserHeaders(headers))
+	}
+	return iggcon.IggyMessage{
+		Header: iggcon.MessageHeader{
+			Id:               id,
+			OriginTimestamp:  b.now,
+			PayloadLength:    uint32(len(payload)),
+			UserHeaderLength: uint32(len(userHeaders)),
+		},
+		Payload:     payload,
+		UserHeaders: userHeaders,
+	}, nil
+}
+
+// userHeaders encodes the metadata matched by the filter as Iggy user
+// headers (the wire form: per header the key kind, u32 length and bytes,
+// then the value kind, u32 length and bytes), in key order, keeping numbers
+// and booleans typed. The result is a slice of the batch's arena.
+func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
+	b.kv = b.kv[:0]
+	err := b.headers.WalkMut(msg, func(key string, v any) error {
+		if len(key) == 0 || len(key) > maxHeaderPartBytes {
+			return fmt.Errorf("metadata key %.40q is %d bytes: Iggy header keys must be 1 to %d bytes", key, len(key), maxHeaderPartBytes)
+		}
+		b.kv = append(b.kv, metaKV{key, v})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(b.kv) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(b.kv, func(x, y metaKV) int { return strings.Compare(x.key, y.key) })
+	start := len(b.arena)
+	for _, h := range b.kv {
+		b.arena = append(b.arena, byte(iggcon.String))
+		b.arena = binary.LittleEndian.AppendUint32(b.arena, uint32(len(h.key)))
+		b.arena = append(b.arena, h.key...)
+		kindAt := len(b.arena)
+		b.arena = append(b.arena, 0, 0, 0, 0, 0) // kind and length, set below
+		kind := appendHeaderValue(&b.arena, msg, h.key, h.v)
+		n := len(b.arena) - kindAt - 5
+		if n == 0 || n > maxHeaderPartBytes {
+			b.arena = b.arena[:start]
+			return nil, fmt.Errorf("metadata %q has a %d byte value: Iggy header values must be 1 to %d bytes", h.key, n, maxHeaderPartBytes)
+		}
+		b.arena[kindAt] = byte(kind)
+		binary.LittleEndian.PutUint32(b.arena[kindAt+1:], uint32(n))
+	}
+	if size := len(b.arena) - start; size > maxUserHeadersBytes {
+		b.arena = b.arena[:start]
+		return nil, fmt.Errorf("%d headers take %d bytes: Iggy accepts at most %d bytes of user headers", len(b.kv), size, maxUserHeadersBytes)
+	}
+	// A later append that grows the arena copies it, leaving this block
+	// where it is.
+	return b.arena[start:len(b.arena):len(b.arena)], nil
+}
+
+// appendHeaderValue appends one metadata value in the Iggy header kind that
+// matches its Go type (numbers little-endian, as Iggy encodes them) and
+// returns the kind.
+func appendHeaderValue(dst *[]byte, msg *service.Message, key string, v any) iggcon.HeaderKind {
+	le := binary.LittleEndian
+	switch t := v.(type) {
+	case string:
+		*dst = append(*dst, t...)
+		return iggcon.String
+	case []byte:
+		*dst = append(*dst, t...)
+		return iggcon.Raw
+	case bool:
+		b := byte(0)
+		if t {
+			b = 1
+		}
+		*dst = append(*dst, b)
+		return iggcon.Bool
+	case int:
+		*dst = le.AppendUint64(*dst, uint64(int64(t)))
+		return iggcon.Int64
+	case int8:
+		*dst = append(*dst, byte(t))
+		return iggcon.Int8
+	case int16:
+		*dst = le.AppendUint16(*dst, uint16(t))
+		return iggcon.Int16
+	case int32:
+		*dst = le.AppendUint32(*dst, uint32(t))
+		return iggcon.Int32
+	case int64:
+		*dst = le.AppendUint64(*dst, uint64(t))
+		return iggcon.Int64
+	case uint:
+		*dst = le.AppendUint64(*dst, uint64(t))
+		return iggcon.Uint64
+	case uint8:
+		*dst = append(*dst, t)
+		return iggcon.Uint8
+	case uint16:
+		*dst = le.AppendUint16(*dst, t)
+		return iggcon.Uint16
+	case uint32:
+		*dst = le.AppendUint32(*dst, t)
+		return iggcon.Uint32
+	case uint64:
+		*dst = le.AppendUint64(*dst, t)
+		return iggcon.Uint64
+	case float32:
+		*dst = le.AppendUint32(*dst, math.Float32bits(t))
+		return iggcon.Float
+	case float64:
+		*dst = le.AppendUint64(*dst, math.Float64bits(t))
+		return iggcon.Double
+	case interface{ Int64() (int64, error) }: // json.Number
+		if n, err := t.Int64(); err == nil {
+			*dst = le.AppendUint64(*dst, uint64(n))
+			return iggcon.Int64
+		}
+		if f, err := strconv.ParseFloat(fmt.Sprint(t), 64); err == nil {
+			*dst = le.AppendUint64(*dst, math.Float64bits(f))
+			return iggcon.Double
 		}
 	}
-	m, err := iggcon.NewIggyMessage(payload, opts...)
-	if err != nil {
-		return iggcon.IggyMessage{}, fmt.Errorf("building Iggy message: %w", err)
-	}
-	return m, nil
+	s, _ := msg.MetaGet(key)
+	*dst = append(*dst, s...)
+	return iggcon.String
 }
 
 // ParseMessageID parses a message id as the iggy output accepts it: empty (the
@@ -163,91 +299,4 @@ func hexDigit(c rune) (byte, bool) {
 		return byte(c-'A') + 10, true
 	}
 	return 0, false
-}
-
-// headersFromMetadata turns the metadata matched by the filter into Iggy user
-// headers, in key order, keeping numbers and booleans typed.
-func headersFromMetadata(filter *service.MetadataFilter, msg *service.Message) ([]iggcon.HeaderEntry, error) {
-	var headers []iggcon.HeaderEntry
-	err := filter.WalkMut(msg, func(key string, v any) error {
-		if len(key) == 0 || len(key) > maxHeaderPartBytes {
-			return fmt.Errorf("metadata key %.40q is %d bytes: Iggy header keys must be 1 to %d bytes", key, len(key), maxHeaderPartBytes)
-		}
-		val := headerValue(msg, key, v)
-		if len(val.Value) == 0 || len(val.Value) > maxHeaderPartBytes {
-			return fmt.Errorf("metadata %q has a %d byte value: Iggy header values must be 1 to %d bytes", key, len(val.Value), maxHeaderPartBytes)
-		}
-		headers = append(headers, iggcon.HeaderEntry{
-			Key:   iggcon.HeaderKey{Kind: iggcon.String, Value: []byte(key)},
-			Value: val,
-		})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(headers, func(a, b iggcon.HeaderEntry) int { return bytes.Compare(a.Key.Value, b.Key.Value) })
-	size := 0
-	for _, h := range headers {
-		size += 1 + 4 + len(h.Key.Value) + 1 + 4 + len(h.Value.Value)
-	}
-	if size > maxUserHeadersBytes {
-		return nil, fmt.Errorf("%d headers take %d bytes: Iggy accepts at most %d bytes of user headers", len(headers), size, maxUserHeadersBytes)
-	}
-	return headers, nil
-}
-
-// headerValue encodes one metadata value with the Iggy header kind that
-// matches its Go type (little-endian, as Iggy encodes numbers).
-func headerValue(msg *service.Message, key string, v any) iggcon.HeaderValue {
-	le := func(kind iggcon.HeaderKind, size int, u uint64) iggcon.HeaderValue {
-		b := make([]byte, 8)
-		binary.LittleEndian.PutUint64(b, u)
-		return iggcon.HeaderValue{Kind: kind, Value: b[:size]}
-	}
-	switch t := v.(type) {
-	case string:
-		return iggcon.HeaderValue{Kind: iggcon.String, Value: []byte(t)}
-	case []byte:
-		return iggcon.HeaderValue{Kind: iggcon.Raw, Value: append([]byte(nil), t...)}
-	case bool:
-		b := byte(0)
-		if t {
-			b = 1
-		}
-		return iggcon.HeaderValue{Kind: iggcon.Bool, Value: []byte{b}}
-	case int:
-		return le(iggcon.Int64, 8, uint64(int64(t)))
-	case int8:
-		return le(iggcon.Int8, 1, uint64(t))
-	case int16:
-		return le(iggcon.Int16, 2, uint64(t))
-	case int32:
-		return le(iggcon.Int32, 4, uint64(t))
-	case int64:
-		return le(iggcon.Int64, 8, uint64(t))
-	case uint:
-		return le(iggcon.Uint64, 8, uint64(t))
-	case uint8:
-		return le(iggcon.Uint8, 1, uint64(t))
-	case uint16:
-		return le(iggcon.Uint16, 2, uint64(t))
-	case uint32:
-		return le(iggcon.Uint32, 4, uint64(t))
-	case uint64:
-		return le(iggcon.Uint64, 8, t)
-	case float32:
-		return le(iggcon.Float, 4, uint64(math.Float32bits(t)))
-	case float64:
-		return le(iggcon.Double, 8, math.Float64bits(t))
-	case interface{ Int64() (int64, error) }: // json.Number
-		if n, err := t.Int64(); err == nil {
-			return le(iggcon.Int64, 8, uint64(n))
-		}
-		if f, err := strconv.ParseFloat(fmt.Sprint(t), 64); err == nil {
-			return le(iggcon.Double, 8, math.Float64bits(f))
-		}
-	}
-	s, _ := msg.MetaGet(key)
-	return iggcon.HeaderValue{Kind: iggcon.String, Value: []byte(s)}
 }

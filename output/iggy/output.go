@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/OneOfOne/xxhash"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	ierror "github.com/apache/iggy/foreign/go/errors"
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -34,6 +35,7 @@ type Output struct {
 	pool        *pool
 	batchPolicy service.BatchPolicy
 	maxInFlight int
+	topics      topicCache // partition counts for messages_key
 }
 
 // NewFromConfig builds an iggy output from its parsed configuration. It does
@@ -72,12 +74,21 @@ type group struct {
 	streamID      iggcon.Identifier
 	topicID       iggcon.Identifier
 	partitioning  iggcon.Partitioning
+	byKey         bool   // partitioning is a partition the output chose by message key
 	where         string // for errors: stream, topic and partition or key
 	idx           []int
 	msgs          []iggcon.IggyMessage
 }
 
-type groupKey struct{ stream, topic, part string }
+// groupKey is where a message goes: a stream, a topic and either a
+// partition or key as configured (part) or, for messages_key partitioning
+// on a topic whose partition count is known, the partition the key hashes
+// to (partition, with byKey set).
+type groupKey struct {
+	stream, topic, part string
+	partition           uint32
+	byKey               bool
+}
 
 type failure struct {
 	i   int
@@ -93,33 +104,40 @@ func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) err
 	if len(batch) == 0 {
 		return nil
 	}
+	c, err := o.pool.acquire(ctx)
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, errClosed) {
+			return err
+		}
+		o.log.Warnf("Iggy connection failed: %v", err)
+		return service.ErrNotConnected
+	}
 	var failed []failure
 	fail := func(i int, err error) { failed = append(failed, failure{i, err}) }
-	groups := o.groupBatch(batch, fail)
-
-	if len(groups) > 0 {
-		c, err := o.pool.acquire(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, errClosed) {
-				return err
-			}
-			o.log.Warnf("Iggy connection failed: %v", err)
-			return service.ErrNotConnected
+	var partitions partitionsFunc
+	if o.conf.partitioning == partitioningKey {
+		partitions = func(stream, topic string) (uint32, error) {
+			return o.topics.partitions(ctx, c, stream, topic)
 		}
+	}
+	groups, err := o.groupBatch(batch, partitions, fail)
+	if err == nil {
 		for _, g := range groups {
-			if err := o.sendGroup(ctx, c, g, fail); err != nil {
-				o.pool.release(c)
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if o.pool.isClosed() {
-					return errClosed
-				}
-				o.log.Warnf("Lost the Iggy connection, reconnecting to send the batch again: %v", err)
-				return service.ErrNotConnected
+			if err = o.sendGroup(ctx, c, g, fail); err != nil {
+				break
 			}
 		}
-		o.pool.release(c)
+	}
+	o.pool.release(c)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if o.pool.isClosed() {
+			return errClosed
+		}
+		o.log.Warnf("Lost the Iggy connection, reconnecting to send the batch again: %v", err)
+		return service.ErrNotConnected
 	}
 
 	if len(failed) == 0 {
@@ -133,9 +151,19 @@ func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) err
 	return berr
 }
 
+// partitionsFunc returns the partition count of a topic, or
+// errTopicUnknown when it cannot be read (the topic does not exist yet, for
+// one). Any other error means the connection failed.
+type partitionsFunc func(stream, topic string) (uint32, error)
+
 // groupBatch works out every message's destination and builds the Iggy
-// messages; messages that break a rule go to fail instead.
-func (o *Output) groupBatch(batch service.MessageBatch, fail func(int, error)) []*group {
+// messages; messages that break a rule go to fail instead. With
+// messages_key partitioning and partitions set, messages are grouped by the
+// partition their key hashes to, the rule Iggy itself applies (xxHash32 of
+// the key, seed 0, modulo the partition count), so that a batch needs one
+// request per partition instead of one per key. The only error returned is
+// a failed connection.
+func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFunc, fail func(int, error)) ([]*group, error) {
 	conf := &o.conf
 	staticStream, streamStatic := conf.stream.Static()
 	staticTopic, topicStatic := conf.topic.Static()
@@ -158,11 +186,17 @@ func (o *Output) groupBatch(batch service.MessageBatch, fail func(int, error)) [
 	if conf.messageID != nil {
 		idExec = batch.InterpolationExecutor(conf.messageID)
 	}
+	mb := newMessageBuilder(conf.headers, idExec)
 
 	var groups []*group
 	byKey := map[groupKey]*group{}
 	var last *group // consecutive messages mostly share a destination
 	var lastKey groupKey
+	// Partition counts of the topics met in this batch.
+	type dest struct{ stream, topic string }
+	counts := map[dest]uint32{}
+	var lastDest dest
+	lastCount, haveLast := uint32(0), false
 	for i := range batch {
 		k := groupKey{stream: staticStream, topic: staticTopic}
 		var err error
@@ -184,6 +218,37 @@ func (o *Output) groupBatch(batch service.MessageBatch, fail func(int, error)) [
 				continue
 			}
 		}
+		if partitions != nil {
+			if len(k.part) == 0 || len(k.part) > maxKeyBytes {
+				fail(i, fmt.Errorf("message key is %d bytes: Iggy message keys must be 1 to %d bytes", len(k.part), maxKeyBytes))
+				continue
+			}
+			d := dest{k.stream, k.topic}
+			n, known := lastCount, haveLast && d == lastDest
+			if !known {
+				if n, known = counts[d]; !known {
+					switch n, err = partitions(d.stream, d.topic); {
+					case err == nil:
+						known = true
+					case errors.Is(err, errTopicUnknown):
+						n, known = unknownCount, true
+					default:
+						return nil, err
+					}
+					counts[d] = n
+				}
+				lastDest, lastCount, haveLast = d, n, true
+			}
+			switch n {
+			case unknownCount:
+				// Leave the key to Iggy: one request per key.
+			case 0:
+				fail(i, fmt.Errorf("stream %q topic %q has no partitions: messages_key partitioning needs at least one", k.stream, k.topic))
+				continue
+			default:
+				k.partition, k.byKey, k.part = xxhash.ChecksumString32(k.part)%n, true, ""
+			}
+		}
 		g, exists := last, last != nil && k == lastKey
 		if !exists {
 			g, exists = byKey[k]
@@ -193,11 +258,16 @@ func (o *Output) groupBatch(batch service.MessageBatch, fail func(int, error)) [
 				fail(i, err)
 				continue
 			}
+			if len(groups) == 0 {
+				// Most batches have one destination: size for all of it.
+				g.idx = make([]int, 0, len(batch)-i)
+				g.msgs = make([]iggcon.IggyMessage, 0, len(batch)-i)
+			}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
 		last, lastKey = g, k
-		m, err := o.buildMessage(batch[i], i, idExec)
+		m, err := mb.build(batch[i], i)
 		if err != nil {
 			fail(i, err)
 			continue
@@ -211,7 +281,7 @@ func (o *Output) groupBatch(batch service.MessageBatch, fail func(int, error)) [
 			kept = append(kept, g)
 		}
 	}
-	return kept
+	return kept, nil
 }
 
 // newGroup validates a destination. Errors name the rule that was broken.
@@ -225,17 +295,21 @@ func (o *Output) newGroup(k groupKey) (*group, error) {
 		return nil, fmt.Errorf("topic %q: %w", k.topic, err)
 	}
 	g.where = fmt.Sprintf("stream %q topic %q", k.stream, k.topic)
-	switch o.conf.partitioning {
-	case partitioningBalanced:
+	switch {
+	case k.byKey:
+		g.partitioning = iggcon.PartitionId(k.partition)
+		g.byKey = true
+		g.where += fmt.Sprintf(" partition %d (by message key)", k.partition)
+	case o.conf.partitioning == partitioningBalanced:
 		g.partitioning = iggcon.None()
-	case partitioningPartition:
+	case o.conf.partitioning == partitioningPartition:
 		p, err := strconv.ParseUint(k.part, 10, 32)
 		if err != nil {
 			return nil, fmt.Errorf("partition %q is not a partition id (a number from 0 to 4294967295)", k.part)
 		}
 		g.partitioning = iggcon.PartitionId(uint32(p))
 		g.where += fmt.Sprintf(" partition %d", p)
-	case partitioningKey:
+	case o.conf.partitioning == partitioningKey:
 		if len(k.part) == 0 || len(k.part) > maxKeyBytes {
 			return nil, fmt.Errorf("message key is %d bytes: Iggy message keys must be 1 to %d bytes", len(k.part), maxKeyBytes)
 		}
@@ -289,8 +363,8 @@ func (o *Output) sendChunk(ctx context.Context, c *conn, g *group, from, to int,
 		return nil
 	}
 	send := func() error {
-		return c.do(ctx, "sending messages to "+g.where, func(cl iggcon.Client) error {
-			return cl.SendMessages(g.streamID, g.topicID, g.partitioning, g.msgs[from:to])
+		return c.do(ctx, "sending messages to "+g.where, func(iggcon.Client) error {
+			return c.sendMessages(g.streamID, g.topicID, g.partitioning, g.msgs[from:to])
 		})
 	}
 	err := send()
@@ -312,6 +386,11 @@ func (o *Output) sendChunk(ctx context.Context, c *conn, g *group, from, to int,
 	// broken connection, ctx) means the connection is gone.
 	if isTransportError(err) || ctx.Err() != nil {
 		return err
+	}
+	if g.byKey {
+		// The topic may have changed: read its partitions again before
+		// the messages come back.
+		o.topics.forget(g.stream, g.topic)
 	}
 	err = o.explain(g, err)
 	for _, i := range g.idx[from:] {
@@ -386,6 +465,9 @@ func (o *Output) explain(g *group, err error) error {
 	case ierror.TopicIdNotFoundCode, ierror.TopicNameNotFoundCode:
 		return fmt.Errorf("sending to %s: the topic does not exist and %s: %w", g.where, o.missingHint(o.conf.createTopic, g.topicID, "create_topic"), err)
 	case ierror.PartitionNotFoundCode:
+		if g.byKey {
+			return fmt.Errorf("sending to %s: the topic has fewer partitions than it had when its count was read; the count will be read again: %w", g.where, err)
+		}
 		return fmt.Errorf("sending to %s: the topic has no such partition: %w", g.where, err)
 	}
 	return fmt.Errorf("sending to %s: %w", g.where, err)

@@ -46,9 +46,13 @@ acknowledges a batch only after the server has confirmed every message of it.
 
 === Delivery
 
-A batch is split into groups that share the same stream, topic and partitioning (partition id
-or message key); each group is sent with one request (requests are capped at 16 MiB, so very large
-groups take several). The output acknowledges the batch only when Iggy has answered every request
+A batch is split into groups that share the same stream, topic and partition; each group is sent
+with one request (requests are capped at 16 MiB, so very large groups take several), its messages
+in batch order. With ` + "`partitioning: messages_key`" + ` the output reads the topic's partition
+count (again every 10 seconds, and at once after a send finds a partition missing) and applies
+Iggy's own rule, xxHash32 of the key modulo the partition count, so a batch of many keys takes one
+request per partition instead of one per key; a topic that does not exist yet gets its keys sent as
+they are, for Iggy to place, and a topic without partitions rejects keyed messages. The output acknowledges the batch only when Iggy has answered every request
 positively. Delivery is at least once: when a connection breaks, or a request gets no answer within
 ` + "`timeout`" + `, the connection is closed, the output reconnects with back-off and the whole batch
 is sent again, so a consumer may see a message twice. Give messages a deterministic
@@ -178,7 +182,7 @@ func Spec() *service.ConfigSpec {
 			service.NewStringAnnotatedEnumField(ioFieldPartitioning, map[string]string{
 				partitioningBalanced:  "The server spreads messages over the topic's partitions round-robin.",
 				partitioningPartition: "Each message goes to the partition given by `partition` (0-based in Iggy 0.8).",
-				partitioningKey:       "Each message goes to the partition the server derives from `key` (the same key always reaches the same partition while the partition count stays the same).",
+				partitioningKey:       "Each message goes to the partition Iggy's rule gives its `key`: xxHash32 of the key modulo the topic's partition count (the same key always reaches the same partition while the partition count stays the same). The output applies the rule itself, reading the partition count every 10 seconds, and sends one request per partition.",
 			}).
 				Description("How messages are spread over the topic's partitions.").
 				Default(partitioningBalanced),

@@ -1,0 +1,85 @@
+package iggy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+)
+
+// partitionCountTTL is how long a topic's partition count is trusted before
+// it is read again, so that partitions added to a topic are used soon.
+const partitionCountTTL = 10 * time.Second
+
+// unknownCount marks a topic whose partition count could not be read: its
+// messages are sent with their keys and Iggy places them.
+const unknownCount = math.MaxUint32
+
+// errTopicUnknown says that a topic's partition count could not be read for
+// a reason other than a failed connection (most often: it does not exist
+// yet, and sending will create it when the configuration allows).
+var errTopicUnknown = errors.New("the topic's partition count is unknown")
+
+// topicCache remembers the partition counts of the topics messages_key
+// partitioning sends to.
+type topicCache struct {
+	mu sync.Mutex
+	m  map[[2]string]topicEntry
+}
+
+type topicEntry struct {
+	partitions uint32
+	read       time.Time
+}
+
+// partitions returns the partition count of a topic, reading it with c when
+// it is not known or too old. It returns errTopicUnknown when the server
+// answered with an error and the error itself when the connection failed.
+func (t *topicCache) partitions(ctx context.Context, c *conn, stream, topic string) (uint32, error) {
+	key := [2]string{stream, topic}
+	t.mu.Lock()
+	e, ok := t.m[key]
+	t.mu.Unlock()
+	if ok && time.Since(e.read) < partitionCountTTL {
+		return e.partitions, nil
+	}
+	sid, err := identifier(stream)
+	if err != nil {
+		return 0, errTopicUnknown
+	}
+	tid, err := identifier(topic)
+	if err != nil {
+		return 0, errTopicUnknown
+	}
+	var td *iggcon.TopicDetails
+	err = c.do(ctx, fmt.Sprintf("reading stream %q topic %q", stream, topic), func(cl iggcon.Client) error {
+		var err error
+		td, err = cl.GetTopic(sid, tid)
+		return err
+	})
+	switch {
+	case err != nil && (isTransportError(err) || ctx.Err() != nil):
+		return 0, err
+	case err != nil || td == nil:
+		return 0, errTopicUnknown
+	}
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = map[[2]string]topicEntry{}
+	}
+	t.m[key] = topicEntry{partitions: td.PartitionsCount, read: time.Now()}
+	t.mu.Unlock()
+	return td.PartitionsCount, nil
+}
+
+// forget drops what is known about a topic, after a send found that it
+// changed.
+func (t *topicCache) forget(stream, topic string) {
+	t.mu.Lock()
+	delete(t.m, [2]string{stream, topic})
+	t.mu.Unlock()
+}
