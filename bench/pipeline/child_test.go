@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/OneOfOne/xxhash"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iggy/foreign/go/client"
 	"github.com/apache/iggy/foreign/go/client/tcp"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
@@ -32,6 +34,7 @@ func newRowEncoder(info *fluss.TableInfo) (*jsonrow.Encoder, error) {
 // output: the mapped JSON payload and the fluss input's metadata.
 type poolMsg struct {
 	payload  []byte
+	key      string // the row id, the message key of config/fluss_to_iggy.yaml
 	bucket   int32
 	offset   int64
 	ts       int64
@@ -81,10 +84,14 @@ func buildPool(ctx context.Context) (*pool, error) {
 		if err := enc.Bind(sb.Record); err != nil {
 			return err
 		}
+		ids, ok := sb.Record.Column(0).(*array.Int64)
+		if !ok {
+			return fmt.Errorf("column 0 is %s, want the BIGINT id", sb.Record.Column(0).DataType())
+		}
 		for i := 0; i < sb.NumRows(); i++ {
 			row := enc.AppendRow(nil, i)
 			payload := append(append(row[:len(row)-1:len(row)-1], extra...), '}')
-			p.msgs = append(p.msgs, poolMsg{payload: payload, bucket: sb.Bucket.Bucket, offset: sb.Offset(i),
+			p.msgs = append(p.msgs, poolMsg{payload: payload, key: strconv.FormatInt(ids.Value(i), 10), bucket: sb.Bucket.Bucket, offset: sb.Offset(i),
 				ts: sb.CommitTimestamp, schemaID: int64(sb.SchemaID)})
 		}
 		return nil
@@ -158,6 +165,7 @@ func (in *poolInput) ReadBatch(context.Context) (service.MessageBatch, service.A
 		m.MetaSetMut("fluss_timestamp", pm.ts)
 		m.MetaSetMut("fluss_schema_id", pm.schemaID)
 		m.MetaSetMut("fluss_change_type", "+A")
+		m.MetaSetMut("iggy_key", pm.key) // set by the mapping
 		batch[i] = m
 	}
 	in.next += n
@@ -166,7 +174,7 @@ func (in *poolInput) ReadBatch(context.Context) (service.MessageBatch, service.A
 
 func (in *poolInput) Close(context.Context) error { return nil }
 
-// outputConfig is the output of config/fluss_to_iggy.yaml with key = bucket.
+// outputConfig is the output of config/fluss_to_iggy.yaml (key = row id).
 func outputConfig(addr, stream string) string {
 	return fmt.Sprintf(`iggy:
   address: %s
@@ -178,7 +186,7 @@ func outputConfig(addr, stream string) string {
   create_topic: true
   partitions: 4
   partitioning: messages_key
-  key: ${! @fluss_bucket }
+  key: ${! @iggy_key }
   message_id: '0x${! "%%08x%%08x%%04x%%012x".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }'
   headers:
     include_prefixes: [ fluss_ ]
@@ -241,9 +249,10 @@ func (p *pool) headers(pm *poolMsg, offset int64) []iggcon.HeaderEntry {
 	}
 }
 
-// rawSDK sends n messages built from the pool with the SDK: per bucket,
-// 1,000 messages per request keyed by the bucket, as the output groups
-// them, on one connection. The messages are built before the clock starts.
+// rawSDK sends n messages built from the pool with the SDK: grouped by the
+// partition Iggy's messages_key rule gives their row-id key, 1,000 messages
+// per request to that partition, as the output groups them, on one
+// connection. The messages are built before the clock starts.
 func (p *pool) rawSDK(n int64) (float64, error) {
 	cl, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(os.Getenv("IGGY_TCP_ADDRESS"))))
 	if err != nil {
@@ -262,7 +271,7 @@ func (p *pool) rawSDK(n int64) (float64, error) {
 	if _, err := cl.CreateTopic(sid, p.table.Table, 4, iggcon.CompressionAlgorithmNone, iggcon.IggyExpiryServerDefault, 0, nil); err != nil {
 		return 0, err
 	}
-	byBucket := map[int32][]iggcon.IggyMessage{}
+	byPartition := map[uint32][]iggcon.IggyMessage{}
 	for i := range p.msgs {
 		pm := &p.msgs[i]
 		var id [16]byte
@@ -272,7 +281,8 @@ func (p *pool) rawSDK(n int64) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		byBucket[pm.bucket] = append(byBucket[pm.bucket], m)
+		part := xxhash.ChecksumString32(pm.key) % 4
+		byPartition[part] = append(byPartition[part], m)
 	}
 	type lane struct {
 		key  iggcon.Partitioning
@@ -280,12 +290,8 @@ func (p *pool) rawSDK(n int64) (float64, error) {
 		pos  int
 	}
 	var lanes []*lane
-	for b, msgs := range byBucket {
-		key, err := iggcon.EntityIdBytes([]byte(strconv.Itoa(int(b))))
-		if err != nil {
-			return 0, err
-		}
-		lanes = append(lanes, &lane{key: key, msgs: msgs})
+	for part, msgs := range byPartition {
+		lanes = append(lanes, &lane{key: iggcon.PartitionId(part), msgs: msgs})
 	}
 	const perRequest = 1000
 	start := time.Now()

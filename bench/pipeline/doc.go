@@ -12,9 +12,8 @@
 //   - raw SDK send: the same messages prebuilt, sent with the Iggy Go SDK's
 //     SendMessages, 1,000 per request, on one connection;
 //   - the full pipeline: the binary running config/fluss_to_iggy.yaml
-//     (Bloblang mapping, bbolt checkpoints) with end_at: latest, keyed by
-//     bucket (the headline figure), and as shipped, keyed by row id, on one
-//     bucket;
+//     as shipped (Bloblang mapping, key = row id, deterministic ids, bbolt
+//     checkpoints) with end_at: latest, and the same without the mapping;
 //
 // with rows/s, MB/s and the peak RSS of each process, and the ratios the
 // issue asks for (full pipeline in json against the lower of our raw scan

@@ -172,11 +172,12 @@ func runAll(b *testing.B) {
 		{"go_scan", "our scanner (`fluss-iggy fluss scan --count-only`)", bn.goScan, "fluss"},
 		{"input_json_drop", "`fluss` input (json) → `drop`, the binary with end_at: latest", func() (result, error) { return bn.inputDrop("json") }, "fluss"},
 		{"input_arrow_drop", "`fluss` input (arrow_ipc) → `drop`, the binary with end_at: latest", func() (result, error) { return bn.inputDrop("arrow_ipc") }, "fluss"},
-		{"output_alone", "`iggy` output alone: the output of config/fluss_to_iggy.yaml (key = bucket) fed from memory", func() (result, error) { return bn.childStage("output") }, "json"},
-		{"raw_sdk_send", "raw Iggy Go SDK SendMessages of the same messages prebuilt, 1,000 per request, one connection", func() (result, error) { return bn.childStage("sdk") }, "json"},
-		{"pipeline_json", "full pipeline: config/fluss_to_iggy.yaml with end_at: latest, key = bucket", func() (result, error) { return bn.pipeline(false) }, "json"},
-		{"pipeline_json_nomap", "the same without the Bloblang mapping (`pipeline.processors: []`): input json → iggy output", func() (result, error) { return bn.pipeline(false, "pipeline.processors=[]") }, "json"},
-		{"pipeline_json_rowkey", "full pipeline: config/fluss_to_iggy.yaml as shipped (key = row id: one request per row), bucket 0 only", func() (result, error) { return bn.pipeline(true) }, "json"},
+		{"output_alone", "`iggy` output alone: the output of config/fluss_to_iggy.yaml (key = row id, ids, headers) fed from memory", func() (result, error) { return bn.childStage("output") }, "json"},
+		{"raw_sdk_send", "raw Iggy Go SDK SendMessages of the same messages prebuilt, 1,000 per request to the partition of their key, one connection", func() (result, error) { return bn.childStage("sdk") }, "json"},
+		{"pipeline_json", "full pipeline: config/fluss_to_iggy.yaml as shipped (key = row id) with end_at: latest", func() (result, error) { return bn.pipeline() }, "json"},
+		{"pipeline_json_nomap", "the same without the Bloblang mapping (`pipeline.processors: []`, key = bucket): input json → iggy output", func() (result, error) {
+			return bn.pipeline("pipeline.processors=[]", "output.iggy.key=${! @fluss_bucket }")
+		}, "json"},
 		{"pipeline_arrow", "full pipeline in arrow_ipc: config/arrow_ipc_to_iggy.yaml with end_at: latest (one message per record batch)", bn.pipelineArrow, "fluss"},
 		{"startup", "the binary on an empty table (start-up and shutdown; included in every `the binary` figure)", bn.startup, ""},
 	}
@@ -249,7 +250,6 @@ func runAll(b *testing.B) {
 		{"full pipeline json / our scanner", "pipeline_json", "go_scan"},
 		{"full pipeline json / raw SDK send", "pipeline_json", "raw_sdk_send"},
 		{"full pipeline json / the same without the mapping", "pipeline_json", "pipeline_json_nomap"},
-		{"full pipeline keyed by row id / keyed by bucket", "pipeline_json_rowkey", "pipeline_json"},
 		{"full pipeline arrow_ipc / min(our scanner, raw SDK send)", "pipeline_arrow", "floor"},
 	}
 	for _, p := range pairs {
@@ -554,18 +554,12 @@ func (bn *bench) startup() (result, error) {
 	return bn.timedRun(bn.binaryEnv(bn.empty, ""), 0, "run", "-r", filepath.Join(bn.root, "config", "resources", "bbolt.yaml"), conf)
 }
 
-func (bn *bench) pipeline(rowKey bool, set ...string) (result, error) {
+func (bn *bench) pipeline(set ...string) (result, error) {
 	args := []string{"run", "--set", "input.fluss.end_at=latest", "--set", "logger.level=warn"}
 	for _, v := range set {
 		args = append(args, "--set", v)
 	}
 	rows := bn.rows
-	if rowKey {
-		args = append(args, "--set", "input.fluss.buckets=[0]")
-		rows = bn.bucketRows[0]
-	} else {
-		args = append(args, "--set", "output.iggy.key=${! @fluss_bucket }")
-	}
 	args = append(args, "-r", filepath.Join(bn.root, "config", "resources", "bbolt.yaml"), filepath.Join(bn.root, "config", "fluss_to_iggy.yaml"))
 	return bn.timedRun(bn.binaryEnv(bn.table, bn.newStream()), rows, args...)
 }
