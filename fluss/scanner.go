@@ -57,6 +57,7 @@ type scanConfig struct {
 	pushdown       bool
 	remote         RemoteLogStorage
 	maxBuffered    int
+	onFetch        func(FetchInfo)
 }
 
 // ScanOption configures a Scanner.
@@ -111,6 +112,35 @@ func ScanRemoteStorage(r RemoteLogStorage) ScanOption { return func(c *scanConfi
 // for Poll (default 1). With 1, a bucket is fetched again while the caller
 // processes the previous response, and no further.
 func ScanMaxBufferedFetches(n int) ScanOption { return func(c *scanConfig) { c.maxBuffered = n } }
+
+// FetchInfo describes one FetchLog request of a scanner to a tablet server,
+// as reported to a ScanFetchObserver.
+type FetchInfo struct {
+	// Server is the id of the tablet server (the leader of the buckets).
+	Server int32
+	// Buckets is the number of buckets the request asked for.
+	Buckets int
+	// Duration is the time from sending the request to receiving its
+	// response (or failing). It includes the time the server held the
+	// request waiting for FetchMinBytes, up to FetchMaxWait.
+	Duration time.Duration
+	// Bytes is the size of the response body (0 when Err is set).
+	Bytes int
+	// Err is the error of the request (connection, timeout, error
+	// response), nil when a response was received. Errors of single
+	// buckets inside a response are not reported here.
+	Err error
+}
+
+// ScanFetchObserver sets a function called after every FetchLog request the
+// scanner sends to a tablet server, with its latency and outcome (requests
+// that could not be sent, because no connection could be made, are not
+// reported). It is called from the scanner's fetch goroutines, concurrently
+// for different servers: it must be safe for concurrent use and return
+// quickly.
+func ScanFetchObserver(f func(FetchInfo)) ScanOption {
+	return func(c *scanConfig) { c.onFetch = f }
+}
 
 func clampInt32(n int) int32 {
 	if n > 1<<31-1 {

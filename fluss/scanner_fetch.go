@@ -205,7 +205,11 @@ func (s *Scanner) fetch(leader int32, targets []fetchTarget) {
 		return
 	}
 	req := s.fetchRequest(targets)
+	sent := time.Now()
 	body, err := conn.CallRaw(s.ctx, wire.FetchLog, req, wire.WithTimeout(s.c.RequestTimeoutDuration()+s.cfg.maxWait))
+	if s.cfg.onFetch != nil {
+		s.cfg.onFetch(FetchInfo{Server: leader, Buckets: len(targets), Duration: time.Since(sent), Bytes: len(body), Err: err})
+	}
 	if err != nil {
 		fail(err)
 		s.finish(leader, targets, results)

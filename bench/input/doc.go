@@ -6,7 +6,10 @@
 //   - json: a stream `fluss` (payload_format: json, end_at: latest) →
 //     `drop`, one message per row;
 //   - arrow_ipc: the same with payload_format: arrow_ipc, one message per
-//     record batch.
+//     record batch;
+//   - floor: no Fluss at all, messages built like the json ones (same
+//     payload size and metadata keys) handed to the same auto-replay
+//     wrapper and drop: what Benthos itself costs per message.
 //
 // Each mode runs in a child process (the test binary re-executed), so that
 // its peak RSS (ru_maxrss) is its own. Results: rows/s, peak RSS in MiB, and

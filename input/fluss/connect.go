@@ -101,6 +101,7 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 		flussapi.FetchMaxBytes(in.conf.fetchMaxBytes),
 		flussapi.FetchMaxBucketBytes(in.conf.fetchMaxBucketBytes),
 		flussapi.FetchMaxWait(in.conf.fetchMaxWait),
+		flussapi.ScanFetchObserver(in.metrics.observeFetch),
 	)
 	scanner, err := client.NewScanner(info, sopts...)
 	if err != nil {

@@ -667,10 +667,12 @@ func TestIntegrationUnresumablePolicyReads(t *testing.T) {
 // Metrics, SASL, start-up retries.
 
 // testMetrics is a metrics exporter that keeps the last value of every
-// series, by "name{label values}".
+// series, by "name{label values}" (for timers: the number of timings), and
+// the smallest and largest timing of every timer series.
 type testMetrics struct {
-	mu     sync.Mutex
-	values map[string]int64
+	mu      sync.Mutex
+	values  map[string]int64
+	timings map[string][2]int64 // min, max
 }
 
 type testSeries struct {
@@ -688,7 +690,20 @@ func (s testSeries) Set(v int64) {
 	s.m.values[s.key] = v
 	s.m.mu.Unlock()
 }
-func (s testSeries) Timing(d int64) { s.Incr(1) }
+func (s testSeries) Timing(d int64) {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	s.m.values[s.key]++
+	if s.m.timings == nil {
+		s.m.timings = map[string][2]int64{}
+	}
+	mm, ok := s.m.timings[s.key]
+	if !ok {
+		mm = [2]int64{d, d}
+	}
+	mm[0], mm[1] = min(mm[0], d), max(mm[1], d)
+	s.m.timings[s.key] = mm
+}
 
 func (m *testMetrics) ctor(name string) func(lv ...string) testSeries {
 	return func(lv ...string) testSeries {
@@ -786,6 +801,28 @@ func TestIntegrationMetrics(t *testing.T) {
 	}
 	if v, _ := m.get(metricBytes, "root.input"); v < 100*10 {
 		t.Errorf("%s = %d", metricBytes, v)
+	}
+	// The fetch latency timer: one series per tablet server, every
+	// timing a plausible round trip.
+	m.mu.Lock()
+	fetches := 0
+	for k, n := range m.values {
+		if !strings.HasPrefix(k, metricFetch+"{") {
+			continue
+		}
+		fetches += int(n)
+		mm := m.timings[k]
+		if mm[0] <= 0 || mm[1] >= int64(30*time.Second) {
+			t.Errorf("%s: timings in [%v, %v], want within (0, 30s)", k, time.Duration(mm[0]), time.Duration(mm[1]))
+		}
+		t.Logf("%s: %d timings in [%v, %v]", k, n, time.Duration(mm[0]), time.Duration(mm[1]))
+		if _, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(k, metricFetch+"{,root.input,"), "}")); err != nil {
+			t.Errorf("%s: want the labels of the input and a tablet server id", k)
+		}
+	}
+	m.mu.Unlock()
+	if fetches == 0 {
+		t.Errorf("%s: no timing", metricFetch)
 	}
 	if err := s.StopWithin(30 * time.Second); err != nil {
 		t.Fatal(err)

@@ -58,6 +58,11 @@ type messageBuilder struct {
 	metaBC                            *batchContext
 	metaValues                        [5]any // partition, partition id, bucket, timestamp, schema id
 
+	// tmpl holds the metadata of every row message of tmplBC (see
+	// jsonTemplate); nil when the messages are built key by key.
+	tmpl   *service.Message
+	tmplBC *batchContext
+
 	// json
 	enc     *jsonrow.Encoder
 	bufHint int // bytes per row seen last, to size the next buffer
@@ -125,6 +130,41 @@ func (b *messageBuilder) build(bc *batchContext, rec arrow.RecordBatch, changeTy
 	return b.buildJSON(bc, rec, changeTypes, firstOffset, from, to)
 }
 
+// smallMetaKeys is the most metadata keys a message can hold in the
+// smallest Go map: Benthos creates a message's metadata map on its first
+// key with room for 5, which holds up to 8 keys in one 8-slot group without
+// growing; a 9th key turns it into a hash table (more allocations, rehash).
+const smallMetaKeys = 8
+
+// jsonTemplate returns a message holding the metadata keys of every row of
+// bc, the per-row ones (offset, change type) with placeholder values, or
+// nil when the rows' messages are cheaper to build key by key.
+//
+// A row's message is then template.Copy(): Benthos shares the template's
+// metadata and clones it, sized for all the keys, on the first write, so
+// the row's offset and change type overwrite the placeholders without
+// growing the map. That saves the growth when a message has more keys than
+// fit a small map (partitioned tables: 10). With 8 keys or fewer it costs
+// more: the clone is then a small map that is full, and Go grows a full
+// small map on any assignment, even one to an existing key.
+func (b *messageBuilder) jsonTemplate(bc *batchContext) *service.Message {
+	keys := 6 + 2 // database, table, table id, bucket, timestamp, schema id; offset, change type
+	if bc.key.partitionID != noPartition {
+		keys += 2 // partition, partition id
+	}
+	if keys <= smallMetaKeys {
+		return nil
+	}
+	if b.tmplBC != bc {
+		t := service.NewMessage(nil)
+		b.setMeta(t, bc)
+		t.MetaSetMut(metaOffset, nil)
+		t.MetaSetMut(metaChangeType, nil)
+		b.tmpl, b.tmplBC = t, bc
+	}
+	return b.tmpl
+}
+
 func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, changeTypes []records.ChangeType, firstOffset int64, from, to int) (service.MessageBatch, error) {
 	if err := b.enc.Bind(rec); err != nil {
 		return nil, fmt.Errorf("encoding rows of %s at offset %d: %w", bc.key, firstOffset+int64(from), err)
@@ -136,13 +176,22 @@ func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, chan
 	}
 	buf := make([]byte, 0, n*hint+hint)
 	out := make(service.MessageBatch, n)
+	tmpl := b.jsonTemplate(bc)
 	for i := from; i < to; i++ {
 		start := len(buf)
 		buf = b.enc.AppendRow(buf, i)
 		// Slices of one buffer: a later append that grows buf copies it,
 		// leaving the bytes already handed out untouched.
-		m := service.NewMessage(buf[start:len(buf):len(buf)])
-		b.setMeta(m, bc)
+		payload := buf[start:len(buf):len(buf)]
+		var m *service.Message
+		if tmpl != nil {
+			m = tmpl.Copy()
+			m.SetBytes(payload)
+		} else {
+			m = service.NewMessage(payload)
+			b.setMeta(m, bc)
+		}
+		// Every message gets both, overwriting the template's placeholders.
 		m.MetaSetMut(metaOffset, firstOffset+int64(i))
 		ct := records.AppendOnly
 		if changeTypes != nil {

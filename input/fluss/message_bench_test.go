@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
@@ -47,22 +48,33 @@ func benchRecord(b *testing.B, n int) (*types.Schema, *arrow.Schema, arrow.Recor
 	return s, as, rb.NewRecordBatch()
 }
 
-// BenchmarkBuildJSON measures turning rows into messages (per row).
+// BenchmarkBuildJSON measures turning rows into messages (per row), for a
+// table without partitions (8 metadata keys per message) and for a
+// partition of a partitioned table (10 keys).
 func BenchmarkBuildJSON(b *testing.B) {
 	const n = 1024
 	s, as, rec := benchRecord(b, n)
 	defer rec.Release()
-	mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9}, s, as, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bc := &batchContext{key: kb0, schemaID: 1, timestamp: 1735689600000}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i += n {
-		if _, err := mb.build(bc, rec, nil, 1000, 0, n); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		bc   *batchContext
+	}{
+		{"table", &batchContext{key: kb0, schemaID: 1, timestamp: 1735689600000}},
+		{"partitioned", &batchContext{key: bucketKey{partitionID: 12, bucket: 0}, partition: "2026", schemaID: 1, timestamp: 1735689600000}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9}, s, as, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += n {
+				if _, err := mb.build(c.bc, rec, nil, 1000, 0, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -83,5 +95,77 @@ func BenchmarkBuildArrow(b *testing.B) {
 		if _, err := mb.build(bc, rec, nil, 1000, 0, n); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMessageMeta compares ways of building a message per row with the
+// metadata of the json payload (8 keys, 10 for a partitioned table),
+// without encoding anything (per row).
+func BenchmarkMessageMeta(b *testing.B) {
+	payload := []byte(`{"id":1234567,"note":"abcdefghijklmnopqrstuvwxyz0123456789"}`)
+	common := func(partitioned bool) [][2]any {
+		kv := [][2]any{{metaDatabase, "db"}, {metaTable, "t"}, {metaTableID, int64(9)}}
+		if partitioned {
+			kv = append(kv, [2]any{metaPartition, "2026"}, [2]any{metaPartID, int64(12)})
+		}
+		return append(kv, [2]any{metaBucket, int64(3)}, [2]any{metaTimestamp, int64(1735689600000)}, [2]any{metaSchemaID, int64(1)})
+	}
+	for _, partitioned := range []bool{false, true} {
+		name := "table"
+		if partitioned {
+			name = "partitioned"
+		}
+		kv := common(partitioned)
+		b.Run(name+"/new_and_set", func(b *testing.B) {
+			b.ReportAllocs()
+			out := make(service.MessageBatch, 1024)
+			for i := 0; i < b.N; i++ {
+				m := service.NewMessage(payload)
+				for _, e := range kv {
+					m.MetaSetMut(e[0].(string), e[1])
+				}
+				m.MetaSetMut(metaOffset, int64(1000+i))
+				m.MetaSetMut(metaChangeType, changeTypeValues[0])
+				out[i%len(out)] = m
+			}
+		})
+		b.Run(name+"/template_common", func(b *testing.B) {
+			b.ReportAllocs()
+			out := make(service.MessageBatch, 1024)
+			var tmpl *service.Message
+			for i := 0; i < b.N; i++ {
+				if i%len(out) == 0 {
+					tmpl = service.NewMessage(nil)
+					for _, e := range kv {
+						tmpl.MetaSetMut(e[0].(string), e[1])
+					}
+				}
+				m := tmpl.Copy()
+				m.SetBytes(payload)
+				m.MetaSetMut(metaOffset, int64(1000+i))
+				m.MetaSetMut(metaChangeType, changeTypeValues[0])
+				out[i%len(out)] = m
+			}
+		})
+		b.Run(name+"/template_copy", func(b *testing.B) {
+			b.ReportAllocs()
+			out := make(service.MessageBatch, 1024)
+			var tmpl *service.Message
+			for i := 0; i < b.N; i++ {
+				if i%len(out) == 0 {
+					tmpl = service.NewMessage(nil)
+					for _, e := range kv {
+						tmpl.MetaSetMut(e[0].(string), e[1])
+					}
+					tmpl.MetaSetMut(metaOffset, nil)
+					tmpl.MetaSetMut(metaChangeType, nil)
+				}
+				m := tmpl.Copy()
+				m.SetBytes(payload)
+				m.MetaSetMut(metaOffset, int64(1000+i))
+				m.MetaSetMut(metaChangeType, changeTypeValues[0])
+				out[i%len(out)] = m
+			}
+		})
 	}
 }

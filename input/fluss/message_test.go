@@ -2,6 +2,7 @@ package fluss
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -209,5 +210,82 @@ func TestBuildArrowIPCChangeTypeColumn(t *testing.T) {
 	msgs, _ = mb.build(&batchContext{key: kb0}, rec, cts, 0, 1, 2)
 	if meta(t, msgs[0], metaChangeType) != "-U" {
 		t.Error("uniform change type not set")
+	}
+}
+
+// metaOf returns all the metadata of a message.
+func metaOf(t *testing.T, m *service.Message) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	if err := m.MetaWalkMut(func(k string, v any) error {
+		out[k] = v
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBuildJSONMetadataExact: each json message carries exactly its row's
+// metadata keys with their types, whether built key by key (tables without
+// partitions) or from a per-batch template (partitions), across chunks and
+// batches, and a change to one message's metadata leaves the others alone.
+func TestBuildJSONMetadataExact(t *testing.T) {
+	s, as, rec := testRecord(t, memory.DefaultAllocator, 0, 6)
+	defer rec.Release()
+	for _, partitioned := range []bool{false, true} {
+		mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9, pkTable: true}, s, as, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cts := []records.ChangeType{records.Insert, records.UpdateBefore, records.UpdateAfter, records.Delete, records.Insert, records.Delete}
+		var all []*service.Message
+		var wants []map[string]any
+		for batch := range 2 {
+			key := bucketKey{partitionID: noPartition, bucket: int32(batch)}
+			if partitioned {
+				key.partitionID = int64(5 + batch)
+			}
+			bc := &batchContext{key: key, schemaID: int16(1 + batch), timestamp: 1700000000000 + int64(batch)}
+			if partitioned {
+				bc.partition = "p" + string(rune('0'+batch))
+			}
+			// Two chunks of the same batch, then the next batch.
+			for _, r := range [][2]int{{0, 3}, {3, 6}} {
+				msgs, err := mb.build(bc, rec, cts, 100*int64(batch+1), r[0], r[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, m := range msgs {
+					row := r[0] + i
+					want := map[string]any{
+						metaDatabase: "db", metaTable: "t", metaTableID: int64(9),
+						metaBucket: int64(batch), metaTimestamp: 1700000000000 + int64(batch), metaSchemaID: int64(1 + batch),
+						metaOffset: 100*int64(batch+1) + int64(row), metaChangeType: cts[row].String(),
+					}
+					if partitioned {
+						want[metaPartition] = bc.partition
+						want[metaPartID] = key.partitionID
+					}
+					all = append(all, m)
+					wants = append(wants, want)
+				}
+			}
+		}
+		check := func(when string) {
+			t.Helper()
+			for i, m := range all {
+				if got := metaOf(t, m); !reflect.DeepEqual(got, wants[i]) {
+					t.Errorf("partitioned %v, %s: message %d metadata\n got %#v\nwant %#v", partitioned, when, i, got, wants[i])
+				}
+			}
+		}
+		check("as built")
+		all[0].MetaSetMut(metaOffset, "changed")
+		all[0].MetaSetMut("extra", int64(1))
+		all[0].MetaDelete(metaTable)
+		all = all[1:]
+		wants = wants[1:]
+		check("after changing another message")
 	}
 }

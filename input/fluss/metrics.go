@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
 )
 
 // Metric names.
@@ -14,6 +16,7 @@ const (
 	metricSkippedRows = "fluss_input_skipped_rows"
 	metricLag         = "fluss_input_lag"
 	metricCommitted   = "fluss_input_committed_offset"
+	metricFetch       = "fluss_input_fetch_latency_ns"
 )
 
 // inputMetrics are the input's own metrics (Benthos adds label and path).
@@ -24,6 +27,7 @@ type inputMetrics struct {
 	skipped   *service.MetricCounter // rows skipped after a nack (auto_replay_nacks: false)
 	lag       *service.MetricGauge   // high watermark - committed offset, per bucket
 	committed *service.MetricGauge   // committed (written) offset, per bucket
+	fetch     *service.MetricTimer   // FetchLog round trips, per tablet server
 }
 
 func newInputMetrics(m *service.Metrics) *inputMetrics {
@@ -34,7 +38,19 @@ func newInputMetrics(m *service.Metrics) *inputMetrics {
 		skipped:   m.NewCounter(metricSkippedRows),
 		lag:       m.NewGauge(metricLag, "partition", "bucket"),
 		committed: m.NewGauge(metricCommitted, "partition", "bucket"),
+		fetch:     m.NewTimer(metricFetch, "server"),
 	}
+}
+
+// observeFetch records the latency of a FetchLog request that was answered,
+// labelled with the tablet server's id (one series per server of the
+// cluster). Failed requests are left out: their duration is that of a
+// timeout or a broken connection, not of a fetch.
+func (m *inputMetrics) observeFetch(f flussapi.FetchInfo) {
+	if f.Err != nil {
+		return
+	}
+	m.fetch.Timing(f.Duration.Nanoseconds(), strconv.Itoa(int(f.Server)))
 }
 
 // bucketLabels returns the label values of a bucket: the partition name

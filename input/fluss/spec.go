@@ -162,6 +162,7 @@ why), so nothing is skipped silently.
 - ` + "`fluss_input_committed_offset`" + ` (labels ` + "`partition`" + `, ` + "`bucket`" + `): the position last written to the cache.
 - ` + "`fluss_input_lag`" + ` (labels ` + "`partition`" + `, ` + "`bucket`" + `): the bucket's high watermark minus that position.
 - ` + "`fluss_input_skipped_rows`" + `: rows skipped after a nack with ` + "`auto_replay_nacks: false`" + `.
+- ` + "`fluss_input_fetch_latency_ns`" + ` (timer, label ` + "`server`" + `: the tablet server id): the time of each fetch request to a tablet server, from sending it to receiving its answer; it includes the time the server holds a fetch waiting for data (up to ` + "`fetch_max_wait`" + `), so an idle table shows about ` + "`fetch_max_wait`" + `. Failed requests are not counted.
 
 === Sharing a table
 
