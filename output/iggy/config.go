@@ -43,6 +43,7 @@ type outputConfig struct {
 	partition    *service.InterpolatedString
 	key          *service.InterpolatedString
 	messageID    *service.InterpolatedString // nil: the server assigns ids
+	flussID      bool                        // message_id is DeterministicIDMapping (see flussMessageID)
 	headers      *service.MetadataFilter     // nil: no headers
 
 	timeout     time.Duration
@@ -138,6 +139,9 @@ func parseConfig(conf *service.ParsedConfig) (c outputConfig, err error) {
 
 	if c.messageID, err = conf.FieldInterpolatedString(ioFieldMessageID); err != nil {
 		return
+	}
+	if raw, err := conf.FieldString(ioFieldMessageID); err == nil && strings.TrimSpace(raw) == DeterministicIDMapping {
+		c.flussID = true
 	}
 	if s, static := c.messageID.Static(); static && s == "" {
 		c.messageID = nil

@@ -31,6 +31,7 @@ const (
 type messageBuilder struct {
 	headers *service.MetadataFilter
 	idExec  *service.MessageBatchInterpolationExecutor
+	flussID bool   // idExec is DeterministicIDMapping: try flussMessageID first
 	now     uint64 // origin timestamp of the batch, µs since the epoch
 
 	kv    []metaKV
@@ -61,7 +62,11 @@ func (b *messageBuilder) build(msg *service.Message, i int) (iggcon.IggyMessage,
 		return iggcon.IggyMessage{}, fmt.Errorf("payload is %d bytes: Iggy accepts payloads of 1 to %d bytes", len(payload), maxPayloadBytes)
 	}
 	var id [16]byte
-	if b.idExec != nil {
+	done := false
+	if b.flussID {
+		id, done = flussMessageID(msg)
+	}
+	if b.idExec != nil && !done {
 		s, err := b.idExec.TryString(i)
 		if err != nil {
 			return iggcon.IggyMessage{}, fmt.Errorf("interpolating message_id: %w", err)

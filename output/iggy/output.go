@@ -187,6 +187,7 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 		idExec = batch.InterpolationExecutor(conf.messageID)
 	}
 	mb := newMessageBuilder(conf.headers, idExec)
+	mb.flussID = conf.flussID && idExec != nil
 
 	var groups []*group
 	byKey := map[groupKey]*group{}

@@ -38,6 +38,8 @@ const (
 // 128-bit number written as 0x followed by 32 hex digits. A value that
 // outgrows its slot (or is negative) makes the text longer than 32 digits or
 // not hex, so the message is rejected instead of colliding with another one.
+// The output recognises this exact text and computes it natively (see
+// flussMessageID), with the same result.
 const DeterministicIDMapping = `0x${! "%08x%08x%04x%012x".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }`
 
 const specDescription = `
@@ -108,7 +110,9 @@ the server for a random id), the partition id plus one (0 for tables without
 partitions) into the next 32, the bucket into 16 and the offset into the low 48 bits, so the id
 can be decoded back into those four numbers. A value that outgrows its slot (a table id of 2^32 − 1
 or more, a bucket above 65,535, an offset of 2^48 or more) makes the text longer than 32 hex
-digits and the message is rejected rather than given an id that could collide.
+digits and the message is rejected rather than given an id that could collide. Written exactly like
+this, the recipe is computed without running Bloblang (same ids, same errors), which saves several
+microseconds per message.
 
 === Headers
 
