@@ -194,15 +194,7 @@ func TestClientListOffsetsRetriesNotLeader(t *testing.T) {
 		return r
 	}
 	ctx := testCtx(t, 30*time.Second)
-	c, err := NewClient(ctx, Bootstrap(f.addr()), RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	info, err := c.Table(ctx, NewTablePath("db", "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, info := openFakeTable(ctx, t, f.addr())
 	if info.TableID != 1 || info.NumBuckets != 2 || info.Schema.Columns[0].Name != "id" {
 		t.Fatalf("info = %+v", info)
 	}

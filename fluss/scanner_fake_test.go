@@ -1,6 +1,7 @@
 package fluss
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -194,4 +196,20 @@ func fakeSegment(t *testing.T, tabletDir, id string, start, end int64, batches .
 		RemoteLogEndOffset:   proto.Int64(end),
 		SegmentSizeInBytes:   proto.Int32(int32(len(data))),
 	}
+}
+
+// openFakeTable connects a client with fast retries to a fake server at
+// addr and loads the table db.t. The client is closed when the test ends.
+func openFakeTable(ctx context.Context, t *testing.T, addr string) (*Client, *TableInfo) {
+	t.Helper()
+	c, err := NewClient(ctx, Bootstrap(addr), RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	info, err := c.Table(ctx, NewTablePath("db", "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, info
 }

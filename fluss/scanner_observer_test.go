@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
 )
 
 // TestScanFetchObserver: the observer sees every FetchLog request with the
@@ -22,15 +21,7 @@ func TestScanFetchObserver(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := NewClient(ctx, Bootstrap(f.addr()), RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	info, err := c.Table(ctx, NewTablePath("db", "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, info := openFakeTable(ctx, t, f.addr())
 	var (
 		mu    sync.Mutex
 		infos []FetchInfo

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
 )
 
 // fakeLog is the log of the fake table's bucket: remote segments (files in
@@ -76,15 +75,7 @@ func readFake(t *testing.T, f *fakeTablet, end int64, check func(s *Scanner) boo
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := NewClient(ctx, Bootstrap(f.addr()), RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	info, err := c.Table(ctx, NewTablePath("db", "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, info := openFakeTable(ctx, t, f.addr())
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s, err := c.NewScanner(info, ScanAllocator(mem))
