@@ -701,14 +701,32 @@ public final class FlussTool {
             }
         }
         a.done(1);
-        await(admin.createTable(path, tb.build(), ifNot), "create table " + path);
-        if (partitions != null) {
-            for (String p : partitions) {
-                PartitionSpec spec = partitionSpec(p, partitionKeys);
-                await(admin.createPartition(path, spec, ifNot), "create partition " + p + " of " + path);
+        // A bucket leader that is not elected within a minute of creation
+        // (seen on loaded machines, e.g. when a tablet server's ZooKeeper
+        // session lapses) is usually a lost notification: a table this
+        // command created is dropped and created again, up to three times.
+        final int attempts = ifNot ? 1 : 3;
+        TableInfo ti = null;
+        for (int attempt = 1; ti == null; attempt++) {
+            await(admin.createTable(path, tb.build(), ifNot), "create table " + path);
+            if (partitions != null) {
+                for (String p : partitions) {
+                    PartitionSpec spec = partitionSpec(p, partitionKeys);
+                    await(admin.createPartition(path, spec, ifNot), "create partition " + p + " of " + path);
+                }
+            }
+            long wait = attempt < attempts ? Math.min(60, timeoutSeconds) : timeoutSeconds;
+            try {
+                ti = waitTableReady(admin, path, wait);
+            } catch (ToolException e) {
+                if (attempt >= attempts) {
+                    throw e;
+                }
+                System.err.println("fluss-java: " + e.getMessage() + "; dropping it and creating it again (attempt "
+                        + (attempt + 1) + " of " + attempts + ")");
+                await(admin.dropTable(path, true), "drop table " + path);
             }
         }
-        TableInfo ti = waitTableReady(admin, path);
         printStatus(
                 out,
                 "create-table",
@@ -719,9 +737,14 @@ public final class FlussTool {
 
     /** Waits until the table's buckets have leaders (list-offsets answers). */
     static TableInfo waitTableReady(Admin admin, TablePath path) throws Exception {
+        return waitTableReady(admin, path, timeoutSeconds);
+    }
+
+    /** Waits up to waitSeconds until the table's buckets have leaders. */
+    static TableInfo waitTableReady(Admin admin, TablePath path, long waitSeconds) throws Exception {
         TableInfo ti = await(admin.getTableInfo(path), "get table info " + path);
         List<Integer> buckets = bucketList(ti.getNumBuckets());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitSeconds);
         Throwable last = null;
         while (System.nanoTime() < deadline) {
             try {
@@ -730,17 +753,19 @@ public final class FlussTool {
                             await(admin.listPartitionInfos(path), "list partitions of " + path)) {
                         admin.listOffsets(path, p.getPartitionName(), buckets, new OffsetSpec.LatestSpec())
                                 .all()
-                                .get(timeoutSeconds, TimeUnit.SECONDS);
+                                .get(waitSeconds, TimeUnit.SECONDS);
                     }
                 } else {
                     admin.listOffsets(path, buckets, new OffsetSpec.LatestSpec())
                             .all()
-                            .get(timeoutSeconds, TimeUnit.SECONDS);
+                            .get(waitSeconds, TimeUnit.SECONDS);
                 }
                 return ti;
             } catch (ExecutionException e) {
                 last = e.getCause();
                 Thread.sleep(200);
+            } catch (java.util.concurrent.TimeoutException e) {
+                last = e;
             } catch (RuntimeException e) {
                 // e.g. "Leader not found": bucket leaders are elected shortly after creation
                 last = e;
@@ -748,7 +773,7 @@ public final class FlussTool {
             }
         }
         throw new ToolException(
-                "table " + path + " has no bucket leaders after " + timeoutSeconds + "s: " + describe(last));
+                "table " + path + " has no bucket leaders after " + waitSeconds + "s: " + describe(last));
     }
 
     static void requireTable(Admin admin, TablePath path) throws Exception {
