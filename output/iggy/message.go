@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,8 +33,9 @@ type messageBuilder struct {
 	flussID bool   // idExec is DeterministicIDMapping: try flussMessageID first
 	now     uint64 // origin timestamp of the batch, µs since the epoch
 
-	kv    []metaKV
-	arena []byte
+	kv     []metaKV
+	arena  []byte
+	expect int // messages in the batch, to size the arena
 }
 
 type metaKV struct {
@@ -43,8 +43,8 @@ type metaKV struct {
 	v   any
 }
 
-func newMessageBuilder(headers *service.MetadataFilter, idExec *service.MessageBatchInterpolationExecutor) *messageBuilder {
-	return &messageBuilder{headers: headers, idExec: idExec, now: uint64(time.Now().UnixMicro())}
+func newMessageBuilder(headers *service.MetadataFilter, idExec *service.MessageBatchInterpolationExecutor, messages int) *messageBuilder {
+	return &messageBuilder{headers: headers, idExec: idExec, now: uint64(time.Now().UnixMicro()), expect: messages}
 }
 
 // build turns message i of the batch into an Iggy message, checking every
@@ -112,7 +112,13 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 	if len(b.kv) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(b.kv, func(x, y metaKV) int { return strings.Compare(x.key, y.key) })
+	// Insertion sort: a handful of keys, often nearly in order.
+	kv := b.kv
+	for i := 1; i < len(kv); i++ {
+		for j := i; j > 0 && kv[j].key < kv[j-1].key; j-- {
+			kv[j], kv[j-1] = kv[j-1], kv[j]
+		}
+	}
 	start := len(b.arena)
 	for _, h := range b.kv {
 		b.arena = append(b.arena, byte(iggcon.String))
@@ -133,8 +139,15 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 		b.arena = b.arena[:start]
 		return nil, fmt.Errorf("%d headers take %d bytes: Iggy accepts at most %d bytes of user headers", len(b.kv), size, maxUserHeadersBytes)
 	}
-	// A later append that grows the arena copies it, leaving this block
-	// where it is.
+	if start == 0 && b.expect > 1 {
+		// Room for the rest of the batch at this message's size, so the
+		// arena rarely grows. A later append that does grow it copies
+		// it, leaving the blocks handed out where they are.
+		n := len(b.arena)
+		grown := make([]byte, n, n*b.expect+n/2)
+		copy(grown, b.arena)
+		b.arena = grown
+	}
 	return b.arena[start:len(b.arena):len(b.arena)], nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/OneOfOne/xxhash"
@@ -76,6 +77,7 @@ type group struct {
 	partitioning  iggcon.Partitioning
 	byKey         bool   // partitioning is a partition the output chose by message key
 	where         string // for errors: stream, topic and partition or key
+	size          int    // messages of the batch that go here
 	idx           []int
 	msgs          []iggcon.IggyMessage
 }
@@ -143,6 +145,7 @@ func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) err
 	if len(failed) == 0 {
 		return nil
 	}
+	slices.SortFunc(failed, func(a, b failure) int { return a.i - b.i })
 	headline := fmt.Errorf("iggy rejected %d of %d messages, first: %w", len(failed), len(batch), failed[0].err)
 	berr := service.NewBatchError(batch, headline)
 	for _, f := range failed {
@@ -186,7 +189,7 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 	if conf.messageID != nil {
 		idExec = batch.InterpolationExecutor(conf.messageID)
 	}
-	mb := newMessageBuilder(conf.headers, idExec)
+	mb := newMessageBuilder(conf.headers, idExec, len(batch))
 	mb.flussID = conf.flussID && idExec != nil
 
 	var groups []*group
@@ -198,6 +201,9 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 	counts := map[dest]uint32{}
 	var lastDest dest
 	lastCount, haveLast := uint32(0), false
+	// First every message's group, then the messages into groups sized
+	// for them.
+	dests := make([]*group, len(batch))
 	for i := range batch {
 		k := groupKey{stream: staticStream, topic: staticTopic}
 		var err error
@@ -259,15 +265,21 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 				fail(i, err)
 				continue
 			}
-			if len(groups) == 0 {
-				// Most batches have one destination: size for all of it.
-				g.idx = make([]int, 0, len(batch)-i)
-				g.msgs = make([]iggcon.IggyMessage, 0, len(batch)-i)
-			}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
 		last, lastKey = g, k
+		dests[i] = g
+		g.size++
+	}
+	for _, g := range groups {
+		g.idx = make([]int, 0, g.size)
+		g.msgs = make([]iggcon.IggyMessage, 0, g.size)
+	}
+	for i, g := range dests {
+		if g == nil {
+			continue
+		}
 		m, err := mb.build(batch[i], i)
 		if err != nil {
 			fail(i, err)

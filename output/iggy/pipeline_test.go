@@ -106,11 +106,17 @@ func TestPipelineServerRestart(t *testing.T) {
 			var wg sync.WaitGroup
 			var sent atomic.Int64
 			errs := make(chan error, producers)
+			// Every producer stops before these batches until the fault
+			// is in place, so each fault meets traffic whatever the speed.
+			gates := map[int]chan struct{}{8: make(chan struct{}), 15: make(chan struct{}), 22: make(chan struct{})}
 			for p := range producers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					for b := range batches {
+						if g, ok := gates[b]; ok {
+							<-g
+						}
 						var batch service.MessageBatch
 						for i := range size {
 							payload := fmt.Sprintf("p%d-b%02d-m%d", p, b, i)
@@ -130,14 +136,17 @@ func TestPipelineServerRestart(t *testing.T) {
 					}
 				}()
 			}
-			waitFor(t, func() bool { return sent.Load() >= 20 })
+			waitFor(t, func() bool { return sent.Load() == producers*8 })
 			if err := srv.Restart(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, func() bool { return sent.Load() >= 50 })
+			close(gates[8])
+			waitFor(t, func() bool { return sent.Load() == producers*15 })
 			srv.DropConnections()
-			waitFor(t, func() bool { return sent.Load() >= 70 })
+			close(gates[15])
+			waitFor(t, func() bool { return sent.Load() == producers*22 })
 			drop := srv.DropAfter(iggytest.CmdAny, 3) // the 4th request of any kind loses its connection
+			close(gates[22])
 			wg.Wait()
 			if drop.Fired() != 1 {
 				t.Errorf("the connection drop never fired")
