@@ -395,12 +395,16 @@ func parseSchema(raw json.RawMessage) (*Schema, error) {
 			s.AutoIncrementColumns = nil
 		}
 	}
+	// highest_field_id belongs with column ids: without them (servers
+	// before 0.9) it is checked but not kept, as it is never written back.
 	if _, ok := obj["highest_field_id"]; ok {
 		id, err := requireInt(obj, "highest_field_id")
 		if err != nil {
 			return nil, err
 		}
-		s.HighestFieldID = int32(id)
+		if withID {
+			s.HighestFieldID = int32(id)
+		}
 	} else if withID {
 		s.HighestFieldID = highestID(s)
 	}

@@ -30,8 +30,8 @@ type Schema struct {
 	PrimaryKey []string
 	// AutoIncrementColumns names auto-increment columns (Fluss 0.9+).
 	AutoIncrementColumns []string
-	// HighestFieldID is the highest field id in use (Fluss 0.9+); written
-	// only when HasColumnIDs is set.
+	// HighestFieldID is the highest field id in use (Fluss 0.9+); read and
+	// written only when HasColumnIDs is set (0 otherwise).
 	HighestFieldID int32
 	// HasColumnIDs records that column ids (and highest_field_id) are
 	// meaningful and must be written to JSON. The parser sets it when the
