@@ -12,11 +12,24 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
+	"github.com/fluss-iggy/fluss-iggy/output/iggy"
 )
 
 // keyedOutput is the output config of the messages_key tests.
 func keyedOutput(stream, topic string) string {
 	return fmt.Sprintf("stream: %s\ntopic: %s\npartitioning: messages_key\nkey: '${! @k }'", stream, topic)
+}
+
+// keyedTopic makes a topic "t" with the given partitions in a new stream
+// and a connected messages_key output for it.
+func keyedTopic(t *testing.T, partitions uint32) (*env, string, *iggy.Output) {
+	t.Helper()
+	e := newEnv(t)
+	stream := e.stream()
+	e.createTopic(stream, "t", partitions)
+	out := e.output(keyedOutput(stream, "t"))
+	mustConnect(t, out)
+	return e, stream, out
 }
 
 // partitionOf returns the partition every message of the topic was stored
@@ -140,16 +153,21 @@ func TestMessagesKeyCreatesTopic(t *testing.T) {
 // messages; each is nacked with the reason and nothing is sent (Iggy 0.8.0
 // itself fails on such a send).
 func TestMessagesKeyNoPartitions(t *testing.T) {
-	e := newEnv(t)
-	stream := e.stream()
-	e.createTopic(stream, "t", 0)
-	out := e.output(keyedOutput(stream, "t"))
-	mustConnect(t, out)
+	e, _, out := keyedTopic(t, 0)
+	sendsBefore := 0
+	if e.srv != nil {
+		sendsBefore = e.srv.RequestCount(iggytest.CmdSendMessages)
+	}
 	batch := service.MessageBatch{msg("a", "k", "x"), msg("b", "k", "y")}
 	errs := batchErrors(t, out.WriteBatch(ctxT(t, 10*time.Second), batch))
 	for i := range batch {
 		if err := errs[i]; err == nil || !strings.Contains(err.Error(), "has no partitions") {
 			t.Errorf("message %d: want a no-partitions error, got %v", i, err)
+		}
+	}
+	if e.srv != nil {
+		if n := e.srv.RequestCount(iggytest.CmdSendMessages) - sendsBefore; n != 0 {
+			t.Errorf("%d send requests reached the server", n)
 		}
 	}
 }
@@ -159,11 +177,7 @@ func TestMessagesKeyNoPartitions(t *testing.T) {
 // with the reason, the count is read again, and the next attempt puts them
 // where Iggy's rule says for the new count.
 func TestMessagesKeyPartitionsRemoved(t *testing.T) {
-	e := newEnv(t)
-	stream := e.stream()
-	e.createTopic(stream, "t", 4)
-	out := e.output(keyedOutput(stream, "t"))
-	mustConnect(t, out)
+	e, stream, out := keyedTopic(t, 4)
 	// Keys for each partition of 4.
 	byPart := map[uint32]string{}
 	for i := 0; len(byPart) < 4; i++ {

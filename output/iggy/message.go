@@ -38,6 +38,9 @@ type messageBuilder struct {
 	expect int // messages in the batch, to size the arena
 }
 
+// maxArenaHint caps the header arena reserved up front for a batch.
+const maxArenaHint = 1 << 20
+
 type metaKV struct {
 	key string
 	v   any
@@ -140,11 +143,12 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 		return nil, fmt.Errorf("%d headers take %d bytes: Iggy accepts at most %d bytes of user headers", len(b.kv), size, maxUserHeadersBytes)
 	}
 	if start == 0 && b.expect > 1 {
-		// Room for the rest of the batch at this message's size, so the
-		// arena rarely grows. A later append that does grow it copies
-		// it, leaving the blocks handed out where they are.
+		// Room for the rest of the batch at this message's size (at most
+		// maxArenaHint), so the arena rarely grows. A later append that
+		// does grow it copies it, leaving the blocks handed out where
+		// they are.
 		n := len(b.arena)
-		grown := make([]byte, n, n*b.expect+n/2)
+		grown := make([]byte, n, min(n*b.expect+n/2, max(n, maxArenaHint)))
 		copy(grown, b.arena)
 		b.arena = grown
 	}

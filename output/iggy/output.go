@@ -226,8 +226,8 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 			}
 		}
 		if partitions != nil {
-			if len(k.part) == 0 || len(k.part) > maxKeyBytes {
-				fail(i, fmt.Errorf("message key is %d bytes: Iggy message keys must be 1 to %d bytes", len(k.part), maxKeyBytes))
+			if err := checkKey(k.part); err != nil {
+				fail(i, err)
 				continue
 			}
 			d := dest{k.stream, k.topic}
@@ -323,8 +323,8 @@ func (o *Output) newGroup(k groupKey) (*group, error) {
 		g.partitioning = iggcon.PartitionId(uint32(p))
 		g.where += fmt.Sprintf(" partition %d", p)
 	case o.conf.partitioning == partitioningKey:
-		if len(k.part) == 0 || len(k.part) > maxKeyBytes {
-			return nil, fmt.Errorf("message key is %d bytes: Iggy message keys must be 1 to %d bytes", len(k.part), maxKeyBytes)
+		if err := checkKey(k.part); err != nil {
+			return nil, err
 		}
 		if g.partitioning, err = iggcon.EntityIdBytes([]byte(k.part)); err != nil {
 			return nil, fmt.Errorf("message key: %w", err)
@@ -332,6 +332,14 @@ func (o *Output) newGroup(k groupKey) (*group, error) {
 		g.where += fmt.Sprintf(" key %.64q", k.part)
 	}
 	return g, nil
+}
+
+// checkKey applies Iggy's rule for message keys.
+func checkKey(key string) error {
+	if len(key) == 0 || len(key) > maxKeyBytes {
+		return fmt.Errorf("message key is %d bytes: Iggy message keys must be 1 to %d bytes", len(key), maxKeyBytes)
+	}
+	return nil
 }
 
 // identifier reads a stream or topic: digits are a numeric id, anything

@@ -100,9 +100,8 @@ func (c *conn) sendMessages(sid, tid iggcon.Identifier, part iggcon.Partitioning
 	if _, err := io.ReadFull(sock, head[:]); err != nil {
 		return fmt.Errorf("reading Iggy's answer: %w", err)
 	}
-	if status := le.Uint32(head[:4]); status != 0 {
-		return ierror.FromCode(ierror.Code(status))
-	}
+	// Whatever the status, the answer's body is read, so that the next
+	// request starts on a frame boundary.
 	if n := le.Uint32(head[4:]); n > 0 {
 		if n > 1<<20 {
 			return fmt.Errorf("iggy answered a send with %d bytes, expected none", n)
@@ -110,6 +109,9 @@ func (c *conn) sendMessages(sid, tid iggcon.Identifier, part iggcon.Partitioning
 		if _, err := io.CopyN(io.Discard, sock, int64(n)); err != nil {
 			return fmt.Errorf("reading Iggy's answer: %w", err)
 		}
+	}
+	if status := le.Uint32(head[:4]); status != 0 {
+		return ierror.FromCode(ierror.Code(status))
 	}
 	return nil
 }
