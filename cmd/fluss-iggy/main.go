@@ -4,10 +4,17 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/cmd/fluss-iggy/flusscmd"
+	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 
 	_ "github.com/redpanda-data/benthos/v4/public/components/io"
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
@@ -25,11 +32,41 @@ var (
 	DateBuilt = "unknown"
 )
 
+// stuckGrace is how long a shutdown may wait on a component that cannot
+// finish (Iggy unreachable) before the process gives up on it.
+const stuckGrace = 3 * time.Second
+
 func main() {
-	service.RunCLI(context.Background(),
+	ctx, cancel := context.WithCancel(context.Background())
+	stop.Install(cancel)
+	go exitWhenStuck()
+	code, _ := service.RunCLIToCode(ctx,
 		service.CLIOptSetProductName("fluss-iggy"),
 		service.CLIOptSetBinaryName("fluss-iggy"),
 		service.CLIOptSetVersion(Version, DateBuilt),
 		service.CLIOptAddCommand(flusscmd.Command()),
 	)
+	if err := stop.Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "fluss-iggy: stopped: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// exitWhenStuck waits for SIGINT or SIGTERM (Benthos handles them too and
+// starts its shutdown); if a component still cannot finish stuckGrace
+// later, Benthos would wait out its whole shutdown_timeout for it, so the
+// process says why and exits non-zero. Nothing unacknowledged was
+// committed by the input, so nothing is lost: it is read again next time.
+func exitWhenStuck() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	time.Sleep(stuckGrace)
+	if stuck := stop.Stuck(); len(stuck) > 0 {
+		fmt.Fprintf(os.Stderr, "fluss-iggy: stopped: %s\n", strings.Join(stuck, "; "))
+		os.Exit(1)
+	}
 }

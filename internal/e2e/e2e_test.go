@@ -29,12 +29,13 @@ import (
 func TestMain(m *testing.M) { flusstest.Main(m) }
 
 const (
-	logRows    = 100_000
 	pkInserts  = 10_000 // keys 0..9,999
 	pkUpdates  = 5_000  // keys 0..4,999 again, other values
 	pkDeletes  = 5_000  // keys 5,000..9,999
 	partitions = 4      // `partitions:` of the example configs
-	kills      = 3
+	// stallTimeout is how long the tests wait for the next message to
+	// arrive in Iggy before they give up on a pipeline.
+	stallTimeout = 3 * time.Minute
 	// maxDupsPerKill bounds the rows one SIGKILL may deliver again: those
 	// Iggy stored but whose position was not yet in the checkpoint file
 	// (the output's batch in flight, and acknowledged batches waiting for
@@ -42,6 +43,50 @@ const (
 	// input batches of 1,024); the bound leaves room for a slow machine.
 	maxDupsPerKill = 10_000
 )
+
+// Settings from the environment, read by readSettings (see doc.go).
+var (
+	// logRows is the size of the log table (FLUSS_E2E_LOG_ROWS).
+	logRows = 100_000
+	// kills is how many times testSigkill kills the pipeline
+	// (FLUSS_E2E_KILLS).
+	kills = 3
+	// throttle is the pause testSigkill's pipelines make per batch
+	// (FLUSS_E2E_THROTTLE, a duration; "" none).
+	throttle string
+)
+
+func readSettings(t *testing.T) {
+	atLeast := func(name string, min int, v *int) {
+		s := os.Getenv(name)
+		if s == "" {
+			return
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < min {
+			t.Fatalf("%s=%q: want a whole number of at least %d", name, s, min)
+		}
+		*v = n
+	}
+	atLeast("FLUSS_E2E_LOG_ROWS", 1000, &logRows)
+	atLeast("FLUSS_E2E_KILLS", 0, &kills)
+	if s := os.Getenv("FLUSS_E2E_THROTTLE"); s != "" {
+		if d, err := time.ParseDuration(s); err != nil || d < 0 {
+			t.Fatalf("FLUSS_E2E_THROTTLE=%q: want a duration such as 20ms", s)
+		}
+		throttle = s
+	}
+}
+
+// throttleSet is the --set that makes a pipeline sleep for throttle once
+// per batch (a sleep processor sleeps per message: the first of each
+// batch sleeps, the others not at all); nil without a throttle.
+func throttleSet() []string {
+	if throttle == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf(`pipeline.processors.-.sleep.duration='${! if batch_index() == 0 { "%s" } else { "0s" } }'`, throttle)}
+}
 
 // The columns of the log table: every family of types, nested ones included.
 const logColumns = "id BIGINT, name STRING, amount DECIMAL(10,2), big DECIMAL(38,6), ts TIMESTAMP(3), " +
@@ -90,7 +135,7 @@ type iggyTarget struct {
 	addr, user, pass string
 	srv              *iggytest.Server // nil for a real server
 	reader           e2e.Reader
-	sdk              *e2e.SDKReader
+	client           *e2e.ClientReader // nil for the test server
 }
 
 func (g *iggyTarget) total(stream, topic string) (uint64, error) {
@@ -102,6 +147,7 @@ func (g *iggyTarget) total(stream, topic string) (uint64, error) {
 }
 
 func TestEndToEnd(t *testing.T) {
+	readSettings(t)
 	f := setup(t)
 	t.Run("log_table", f.testLogTable)
 	t.Run("pk_changelog", f.testPKChangelog)
@@ -136,7 +182,8 @@ func setup(t *testing.T) *fixture {
 	}
 	f.root = root
 	f.iggy = startIggy(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// Ten minutes per 100,000 rows of the log table.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(max(1, logRows/100_000))*10*time.Minute)
 	defer cancel()
 
 	f.db = flusstest.UniqueName("e2e")
@@ -320,13 +367,18 @@ func decodeObject(b []byte) (map[string]any, error) {
 func startIggy(t *testing.T) *iggyTarget {
 	if addr := os.Getenv("IGGY_TCP_ADDRESS"); addr != "" {
 		g := &iggyTarget{addr: addr, user: envOr("IGGY_USERNAME", "iggy"), pass: envOr("IGGY_PASSWORD", "iggy")}
-		r, err := e2e.NewSDKReader(g.addr, g.user, g.pass)
+		r, err := e2e.NewClientReader(g.addr, g.user, g.pass)
 		if err != nil {
 			t.Fatalf("IGGY_TCP_ADDRESS=%s: %v", addr, err)
 		}
 		t.Cleanup(func() { _ = r.Close() })
-		g.reader, g.sdk = r, r
-		t.Logf("Iggy: the real server at %s (read back with the Go SDK)", addr)
+		g.reader, g.client = r, r
+		info := r.Info()
+		server := info.Server
+		if server == "" {
+			server = "version not told"
+		}
+		t.Logf("Iggy: the real server at %s, Iggy %s (%s), read back with package iggy", addr, info.Version, server)
 		return g
 	}
 	srv, err := iggytest.Start(iggytest.Options{})
@@ -349,8 +401,12 @@ func envOr(k, def string) string {
 // newStream returns a fresh stream name, deleted at the end on a real server.
 func (f *fixture) newStream(t *testing.T, prefix string) string {
 	s := flusstest.UniqueName(prefix)
-	if f.iggy.sdk != nil {
-		t.Cleanup(func() { _ = f.iggy.sdk.DeleteStream(s) })
+	if f.iggy.client != nil {
+		t.Cleanup(func() {
+			if err := f.iggy.client.DeleteStream(s); err != nil {
+				t.Logf("deleting stream %q: %v", s, err)
+			}
+		})
 	}
 	return s
 }
@@ -394,23 +450,43 @@ func (f *fixture) startPipeline(t *testing.T, config, tableName, stream, stateDi
 }
 
 // waitRows waits until a topic holds at least want messages, failing the
-// test (with the process output) when the process exits or time runs out.
-func (f *fixture) waitRows(t *testing.T, p *e2e.Proc, stream, topic string, want uint64, timeout time.Duration) {
+// test (with the process output) when the process exits or no message
+// arrives for stallTimeout.
+func (f *fixture) waitRows(t *testing.T, p *e2e.Proc, stream, topic string, want uint64) {
 	t.Helper()
 	var n uint64
-	err := e2e.WaitFor(timeout, 20*time.Millisecond, func() (bool, error) {
+	err := waitProgress(20*time.Millisecond, func() (uint64, bool, error) {
 		var err error
 		if n, err = f.iggy.total(stream, topic); err != nil || n >= want {
-			return err == nil, err
+			return n, err == nil, err
 		}
 		if p.Exited() {
-			return false, fmt.Errorf("the pipeline exited (%v) with %d of %d messages in Iggy", p.Err(), n, want)
+			return n, false, fmt.Errorf("the pipeline exited (%v) with %d of %d messages in Iggy", p.Err(), n, want)
 		}
-		return false, nil
+		return n, false, nil
 	})
 	if err != nil {
 		t.Fatalf("waiting for %d messages in stream %q topic %q: %v (have %d)\n%s", want, stream, topic, err, n, p.Tail(30))
 	}
+}
+
+// waitProgress polls cond every interval until it returns true or an
+// error, or until the count it returns has not grown for stallTimeout.
+func waitProgress(interval time.Duration, cond func() (n uint64, done bool, err error)) error {
+	var last uint64
+	since := time.Now()
+	return e2e.WaitFor(24*time.Hour, interval, func() (bool, error) {
+		n, done, err := cond()
+		if err != nil || done {
+			return done, err
+		}
+		if n > last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > stallTimeout {
+			return false, fmt.Errorf("no new message in Iggy for %s (%d there)", stallTimeout, n)
+		}
+		return false, nil
+	})
 }
 
 // problems collects check failures, keeping a few examples per kind.
@@ -631,7 +707,7 @@ func (f *fixture) testLogTable(t *testing.T) {
 	stream := f.newStream(t, "e2e_log")
 	start := time.Now()
 	p := f.startPipeline(t, "fluss_to_iggy.yaml", f.log.name, stream, t.TempDir())
-	f.waitRows(t, p, stream, f.log.name, logRows, 3*time.Minute)
+	f.waitRows(t, p, stream, f.log.name, uint64(logRows))
 	took := time.Since(start)
 	// Anything sent twice would show up now.
 	time.Sleep(300 * time.Millisecond)
@@ -651,7 +727,7 @@ func (f *fixture) testLogTable(t *testing.T) {
 	}
 	t.Logf("%d rows of %s.%s in Iggy stream %q after %s (%.0f rows/s including start-up), peak RSS %.1f MB; "+
 		"%d arrived after a later row of their bucket (pipeline threads > 1); checked in %s (%d payloads not byte-identical)",
-		logRows, f.db, f.log.name, stream, took.Round(time.Millisecond), logRows/took.Seconds(), float64(p.PeakRSSKB())/1024,
+		logRows, f.db, f.log.name, stream, took.Round(time.Millisecond), float64(logRows)/took.Seconds(), float64(p.PeakRSSKB())/1024,
 		res.inversions, time.Since(stopped).Round(time.Millisecond), slowCompares.Load())
 }
 
@@ -738,38 +814,50 @@ func (f *fixture) testPKChangelog(t *testing.T) {
 		f.db, f.pk.name, len(upserts), len(deletes), took.Round(time.Millisecond), float64(p.PeakRSSKB())/1024)
 }
 
+// killMoments draws when testSigkill kills: n message counts of the
+// topic, in order, between a twentieth and nine tenths of the table, at
+// least a tenth of the table apart (less when many kills need it: at most
+// half the range divided among them).
+func killMoments(rng *rand.Rand, rows, n int) []uint64 {
+	lo, span := rows/20, rows*17/20
+	if n == 0 {
+		return nil
+	}
+	gap := min(rows/10, span/(2*n))
+	free := span - (n-1)*gap
+	u := make([]int, n)
+	for i := range u {
+		u[i] = rng.IntN(free)
+	}
+	sort.Ints(u)
+	at := make([]uint64, n)
+	for i, v := range u {
+		at[i] = uint64(lo + v + i*gap)
+	}
+	return at
+}
+
 // testSigkill runs the log pipeline again into a fresh stream, killing it
-// with SIGKILL three times at random moments and restarting it on the same
-// bbolt file.
+// with SIGKILL `kills` times at random moments and restarting it on the
+// same bbolt file; with a throttle, every pipeline sleeps per batch.
 func (f *fixture) testSigkill(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("FLUSS_E2E_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	rng := rand.New(rand.NewPCG(seed, 1))
-	// Kill when the topic holds these many messages: random, in order, at
-	// least a tenth of the table apart.
-	var at []uint64
-	for len(at) < kills {
-		at = at[:0]
-		for range kills {
-			at = append(at, uint64(logRows/20+rng.IntN(logRows*17/20)))
-		}
-		sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
-		for i := 1; i < len(at); i++ {
-			if at[i]-at[i-1] < logRows/10 {
-				at = at[:0]
-				break
-			}
-		}
-	}
-	t.Logf("FLUSS_E2E_SEED=%d: kill when the topic holds %v messages", seed, at)
+	at := killMoments(rng, logRows, kills)
+	t.Logf("FLUSS_E2E_SEED=%d: %d rows, %d kills (when the topic holds %v messages), throttle %q per batch",
+		seed, logRows, kills, at, throttle)
 	stream := f.newStream(t, "e2e_kill")
 	state := t.TempDir()
 	topic := f.log.name
+	rows := uint64(logRows)
+	set := throttleSet()
 	var cuts []map[uint32]uint64
+	midStream := 0
 	start := time.Now()
-	p := f.startPipeline(t, "fluss_to_iggy.yaml", topic, stream, state)
+	p := f.startPipeline(t, "fluss_to_iggy.yaml", topic, stream, state, set...)
 	for k, threshold := range at {
 		before, err := f.iggy.total(stream, topic)
 		if err != nil {
@@ -777,13 +865,13 @@ func (f *fixture) testSigkill(t *testing.T) {
 		}
 		// Wait for the threshold (and for this run to have sent something),
 		// plus a random extra moment of up to 20 ms.
-		err = e2e.WaitFor(3*time.Minute, time.Millisecond, func() (bool, error) {
+		err = waitProgress(time.Millisecond, func() (uint64, bool, error) {
 			n, err := f.iggy.total(stream, topic)
 			if p.Exited() {
-				return false, fmt.Errorf("the pipeline exited by itself: %v", p.Err())
+				return n, false, fmt.Errorf("the pipeline exited by itself: %v", p.Err())
 			}
 			// (A run that finds nothing left to send is killed all the same.)
-			return n >= threshold && (n > before || n >= logRows), err
+			return n, n >= threshold && (n > before || n >= rows), err
 		})
 		if err != nil {
 			t.Fatalf("kill %d: waiting for %d messages: %v\n%s", k+1, threshold, err, p.Tail(30))
@@ -805,27 +893,37 @@ func (f *fixture) testSigkill(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		cuts = append(cuts, counts)
-		t.Logf("kill %d: SIGKILL at %d messages in Iggy, %s after start", k+1, e2e.TotalCount(counts), time.Since(start).Round(time.Millisecond))
-		p = f.startPipeline(t, "fluss_to_iggy.yaml", topic, stream, state)
+		n := e2e.TotalCount(counts)
+		where := "mid-stream"
+		if n < rows {
+			midStream++
+		} else {
+			where = "after the topic held as many messages as the table has rows"
+		}
+		t.Logf("kill %d: SIGKILL at %d messages in Iggy (%s), %s after start", k+1, n, where, time.Since(start).Round(time.Millisecond))
+		p = f.startPipeline(t, "fluss_to_iggy.yaml", topic, stream, state, set...)
 	}
-	// After the last restart: wait until every row is there.
+	// After the last restart: wait until every row is there. The messages
+	// are read again only when more arrived.
 	var msgs []e2e.Message
-	err := e2e.WaitFor(3*time.Minute, 100*time.Millisecond, func() (bool, error) {
+	var readAt uint64
+	err := waitProgress(100*time.Millisecond, func() (uint64, bool, error) {
 		if p.Exited() {
-			return false, fmt.Errorf("the pipeline exited by itself: %v", p.Err())
+			return 0, false, fmt.Errorf("the pipeline exited by itself: %v", p.Err())
 		}
 		n, err := f.iggy.total(stream, topic)
-		if err != nil || n < logRows {
-			return false, err
+		if err != nil || n < rows || n == readAt {
+			return n, false, err
 		}
 		if msgs, err = f.iggy.reader.Messages(stream, topic); err != nil {
-			return false, err
+			return n, false, err
 		}
+		readAt = uint64(len(msgs))
 		distinct := map[[16]byte]struct{}{}
 		for _, m := range msgs {
 			distinct[m.ID] = struct{}{}
 		}
-		return len(distinct) >= logRows, nil
+		return n, len(distinct) >= logRows, nil
 	})
 	if err != nil {
 		t.Fatalf("after %d kills not every row arrived: %v\n%s", kills, err, p.Tail(30))
@@ -843,8 +941,8 @@ func (f *fixture) testSigkill(t *testing.T) {
 	for _, d := range res.dupsByRun {
 		total += d
 	}
-	t.Logf("%d kills: %d messages for %d rows in %s; duplicates: %d in all, %d before the first kill, per kill %v",
-		kills, len(msgs), res.distinct, took.Round(time.Millisecond), total, res.dupsByRun[0], res.dupsByRun[1:])
+	t.Logf("%d kills (%d mid-stream): %d messages for %d rows in %s; duplicates: %d in all, %d before the first kill, per kill %v",
+		kills, midStream, len(msgs), res.distinct, took.Round(time.Millisecond), total, res.dupsByRun[0], res.dupsByRun[1:])
 	if res.distinct != logRows {
 		t.Errorf("%d distinct rows in Iggy, want %d", res.distinct, logRows)
 	}

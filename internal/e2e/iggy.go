@@ -1,16 +1,14 @@
 package e2e
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"io"
-	"log"
 	"sort"
 	"sync"
+	"time"
 
-	"github.com/apache/iggy/foreign/go/client"
-	"github.com/apache/iggy/foreign/go/client/tcp"
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
-
+	"github.com/fluss-iggy/fluss-iggy/iggy"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
 )
 
@@ -28,7 +26,8 @@ type Message struct {
 }
 
 // Reader reads what arrived in an Iggy topic: the in-process test server
-// (ServerReader) or a real server through the Go SDK (SDKReader).
+// (ServerReader) or a real server, 0.8 or 0.9, through this repository's
+// client (ClientReader).
 type Reader interface {
 	// Counts returns the number of messages per partition id; an empty map
 	// when the stream or topic does not exist (yet).
@@ -82,57 +81,128 @@ func (r ServerReader) Messages(stream, topic string) ([]Message, error) {
 // Close implements Reader.
 func (ServerReader) Close() error { return nil }
 
-// SDKReader reads a real Iggy 0.8 server with the Go SDK.
-type SDKReader struct {
-	mu sync.Mutex
-	cl iggcon.Client
+// ClientReader reads a real Iggy server, 0.8 or 0.9, with this repository's
+// own client (package iggy), which finds the server's protocol at connect.
+type ClientReader struct {
+	mu   sync.Mutex
+	opts iggy.Options
+	c    *iggy.Conn // nil until dialled; redialled once broken
+	info iggy.ServerInfo
+	// closed is set by Close; later calls fail.
+	closed bool
 }
 
-var quietSDK sync.Once
+// errReaderClosed is returned by a ClientReader's methods after Close.
+var errReaderClosed = errors.New("the Iggy reader is closed")
 
-// NewSDKReader connects to addr and logs in.
-func NewSDKReader(addr, user, password string) (*SDKReader, error) {
-	// The SDK logs every login through the standard logger.
-	quietSDK.Do(func() { log.SetOutput(io.Discard) })
-	cl, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(addr)))
-	if err != nil {
-		return nil, fmt.Errorf("connecting to Iggy at %s: %w", addr, err)
+// readerTimeout bounds connecting and every request of a ClientReader.
+const readerTimeout = 30 * time.Second
+
+// NewClientReader connects to addr and logs in.
+func NewClientReader(addr, user, password string) (*ClientReader, error) {
+	r := &ClientReader{opts: iggy.Options{
+		Addr:        addr,
+		Credentials: iggy.Credentials{Username: user, Password: password},
+		Version:     iggy.VersionAuto,
+		Timeout:     readerTimeout,
+	}}
+	if _, err := r.conn(); err != nil {
+		return nil, err
 	}
-	if _, err := cl.LoginUser(user, password); err != nil {
-		_ = cl.Close()
-		return nil, fmt.Errorf("logging in to Iggy at %s as %q: %w", addr, user, err)
-	}
-	return &SDKReader{cl: cl}, nil
+	return r, nil
 }
 
-func (r *SDKReader) topic(stream, topic string) (*iggcon.TopicDetails, iggcon.Identifier, iggcon.Identifier, error) {
-	sid, err := iggcon.NewIdentifier(stream)
-	if err != nil {
-		return nil, sid, sid, fmt.Errorf("stream %q: %w", stream, err)
-	}
-	tid, err := iggcon.NewIdentifier(topic)
-	if err != nil {
-		return nil, sid, tid, fmt.Errorf("topic %q: %w", topic, err)
-	}
-	td, err := r.cl.GetTopic(sid, tid)
-	if err != nil || td == nil || td.Name == "" {
-		// A missing stream or topic: nothing arrived yet.
-		return nil, sid, tid, nil
-	}
-	return td, sid, tid, nil
+// Info says what the login told about the server (its protocol version).
+func (r *ClientReader) Info() iggy.ServerInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.info
 }
 
-// Counts implements Reader.
-func (r *SDKReader) Counts(stream, topic string) (map[uint32]uint64, error) {
+// conn returns the connection, dialling again after a transport failure
+// (which leaves an iggy.Conn closed). Call with r.mu held, or before r is
+// shared.
+func (r *ClientReader) conn() (*iggy.Conn, error) {
+	if r.closed {
+		return nil, errReaderClosed
+	}
+	if r.c != nil && !r.c.Broken() {
+		return r.c, nil
+	}
+	if r.c != nil {
+		_ = r.c.Close()
+		r.c = nil
+	}
+	c, err := iggy.Dial(context.Background(), r.opts)
+	if err != nil {
+		return nil, err // it names the address (and the user)
+	}
+	r.c, r.info = c, c.Info()
+	return c, nil
+}
+
+func ids(stream, topic string) (sid, tid iggy.Identifier, err error) {
+	if sid, err = iggy.ParseIdentifier(stream); err != nil {
+		return sid, tid, fmt.Errorf("stream %q: %w", stream, err)
+	}
+	if tid, err = iggy.ParseIdentifier(topic); err != nil {
+		return sid, tid, fmt.Errorf("topic %q: %w", topic, err)
+	}
+	return sid, tid, nil
+}
+
+// topic reads a topic; nil (and no error) when the stream or the topic does
+// not exist (yet).
+func (r *ClientReader) topic(c *iggy.Conn, sid, tid iggy.Identifier) (*iggy.Topic, error) {
+	t, err := c.GetTopic(context.Background(), sid, tid)
+	if iggy.IsNotFound(err) {
+		return nil, nil
+	}
+	return t, err
+}
+
+// partitionCount is the number of messages in a partition: the partition's
+// current offset + 1, as a poll of one message from offset 0 reports it, or
+// 0 when that poll finds nothing. (Neither protocol's topic reply, as package
+// iggy decodes it, carries per-partition message counts.) It assumes that
+// the partition's messages start at offset 0: nothing expired or deleted.
+func partitionCount(c *iggy.Conn, sid, tid iggy.Identifier, p uint32) (uint64, error) {
+	pm, err := c.Poll(context.Background(), &iggy.PollRequest{
+		Stream: sid, Topic: tid, Partition: p, Strategy: iggy.PollOffset, Value: 0, Count: 1,
+	})
+	if err != nil {
+		return 0, err
+	}
+	if pm == nil || len(pm.Messages) == 0 {
+		return 0, nil
+	}
+	return pm.CurrentOffset + 1, nil
+}
+
+// Counts implements Reader. Every partition of an existing topic has an
+// entry, 0 for an empty one.
+func (r *ClientReader) Counts(stream, topic string) (map[uint32]uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[uint32]uint64{}
-	td, _, _, err := r.topic(stream, topic)
-	if err != nil || td == nil {
+	sid, tid, err := ids(stream, topic)
+	if err != nil {
 		return out, err
 	}
-	for _, p := range td.Partitions {
-		out[p.Id] = p.MessagesCount
+	c, err := r.conn()
+	if err != nil {
+		return out, err
+	}
+	t, err := r.topic(c, sid, tid)
+	if err != nil || t == nil {
+		return out, err
+	}
+	for p := uint32(0); p < t.Partitions; p++ { // 0-based in 0.8 and 0.9
+		n, err := partitionCount(c, sid, tid, p)
+		if err != nil {
+			return out, fmt.Errorf("counting stream %q topic %q partition %d: %w", stream, topic, p, err)
+		}
+		out[p] = n
 	}
 	return out, nil
 }
@@ -141,39 +211,45 @@ func (r *SDKReader) Counts(stream, topic string) (map[uint32]uint64, error) {
 const pollBatch = 5000
 
 // Messages implements Reader.
-func (r *SDKReader) Messages(stream, topic string) ([]Message, error) {
+func (r *ClientReader) Messages(stream, topic string) ([]Message, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	td, sid, tid, err := r.topic(stream, topic)
-	if err != nil || td == nil {
+	sid, tid, err := ids(stream, topic)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.conn()
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.topic(c, sid, tid)
+	if err != nil || t == nil {
 		return nil, err
 	}
 	var out []Message
-	for _, p := range td.Partitions {
-		pid := p.Id
+	for p := uint32(0); p < t.Partitions; p++ {
 		next := uint64(0)
-		for next < p.MessagesCount {
-			pm, err := r.cl.PollMessages(sid, tid, iggcon.DefaultConsumer(), iggcon.OffsetPollingStrategy(next), pollBatch, false, &pid)
+		for {
+			pm, err := c.Poll(context.Background(), &iggy.PollRequest{
+				Stream: sid, Topic: tid, Partition: p, Strategy: iggy.PollOffset, Value: next, Count: pollBatch,
+			})
 			if err != nil {
-				return nil, fmt.Errorf("polling stream %q topic %q partition %d at offset %d: %w", stream, topic, pid, next, err)
+				return nil, fmt.Errorf("polling stream %q topic %q partition %d at offset %d: %w", stream, topic, p, next, err)
 			}
 			if pm == nil || len(pm.Messages) == 0 {
 				break
 			}
-			for _, m := range pm.Messages {
-				msg := Message{Partition: pid, Offset: m.Header.Offset, ID: m.Header.Id, Payload: m.Payload}
-				if len(m.UserHeaders) > 0 {
-					hs, herr := iggytest.ParseUserHeaders(m.UserHeaders)
-					msg.HeadersErr = herr
-					msg.Headers = map[string]iggytest.HeaderField{}
-					for _, h := range hs {
-						if h.Key.Kind == iggytest.HeaderString {
-							msg.Headers[string(h.Key.Value)] = h.Value
-						}
-					}
+			for i := range pm.Messages {
+				m := &pm.Messages[i]
+				if m.Offset < next {
+					return nil, fmt.Errorf("polling stream %q topic %q partition %d at offset %d: got offset %d",
+						stream, topic, p, next, m.Offset)
 				}
-				out = append(out, msg)
-				next = m.Header.Offset + 1
+				out = append(out, newMessage(p, m.Offset, m.ID, m.Payload, m.UserHeaders))
+				next = m.Offset + 1
+			}
+			if next > pm.CurrentOffset {
+				break
 			}
 		}
 	}
@@ -181,26 +257,48 @@ func (r *SDKReader) Messages(stream, topic string) ([]Message, error) {
 	return out, nil
 }
 
-// DeleteStream deletes a stream (for cleaning up after a test on a real server).
-func (r *SDKReader) DeleteStream(stream string) error {
+// newMessage makes a Message of a polled one, parsing its user headers.
+func newMessage(p uint32, offset uint64, id [16]byte, payload, headers []byte) Message {
+	m := Message{Partition: p, Offset: offset, ID: id, Payload: payload}
+	if len(headers) > 0 {
+		hs, err := iggytest.ParseUserHeaders(headers)
+		m.HeadersErr = err
+		m.Headers = map[string]iggytest.HeaderField{}
+		for _, h := range hs {
+			if h.Key.Kind == iggytest.HeaderString {
+				m.Headers[string(h.Key.Value)] = h.Value
+			}
+		}
+	}
+	return m
+}
+
+// DeleteStream deletes a stream (for cleaning up after a test on a real
+// server).
+func (r *ClientReader) DeleteStream(stream string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sid, err := iggcon.NewIdentifier(stream)
+	sid, err := iggy.ParseIdentifier(stream)
+	if err != nil {
+		return fmt.Errorf("stream %q: %w", stream, err)
+	}
+	c, err := r.conn()
 	if err != nil {
 		return err
 	}
-	return r.cl.DeleteStream(sid)
+	return c.DeleteStream(context.Background(), sid)
 }
 
 // Close implements Reader.
-func (r *SDKReader) Close() error {
+func (r *ClientReader) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cl == nil {
+	r.closed = true
+	if r.c == nil {
 		return nil
 	}
-	err := r.cl.Close()
-	r.cl = nil
+	err := r.c.Close()
+	r.c = nil
 	return err
 }
 
@@ -228,21 +326,49 @@ type TopicCount struct {
 	Messages uint64
 }
 
-// Topics lists the topics of a stream (nil when the stream does not exist).
-func (r *SDKReader) Topics(stream string) ([]TopicCount, error) {
+// topicProbeGap is how many missing topic ids in a row end Topics' search.
+const topicProbeGap = 8
+
+// Topics lists the topics of a stream with their message counts, by name
+// (nil when the stream does not exist). Package iggy has no request that
+// lists topics, so Topics asks for topic ids 0, 1, 2, ... (0.9 numbers
+// topics from 0, 0.8 from 1) until topicProbeGap ids in a row do not exist:
+// topics behind a longer run of deleted ones are missed.
+func (r *ClientReader) Topics(stream string) ([]TopicCount, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sid, err := iggcon.NewIdentifier(stream)
+	sid, err := iggy.ParseIdentifier(stream)
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: %w", stream, err)
 	}
-	ts, err := r.cl.GetTopics(sid)
+	c, err := r.conn()
 	if err != nil {
-		return nil, nil
+		return nil, err
 	}
-	out := make([]TopicCount, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, TopicCount{Name: t.Name, Messages: t.MessagesCount})
+	var out []TopicCount
+	for id, misses := uint32(0), 0; misses < topicProbeGap; id++ {
+		t, err := r.topic(c, sid, iggy.NumericID(id))
+		if iggy.CodeOf(err) != 0 || (err == nil && t == nil) {
+			// A server error (0.8 may refuse id 0) or no such topic.
+			if id > 0 {
+				misses++
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		misses = 0
+		tid := iggy.NumericID(id)
+		n := uint64(0)
+		for p := uint32(0); p < t.Partitions; p++ {
+			k, err := partitionCount(c, sid, tid, p)
+			if err != nil {
+				return nil, fmt.Errorf("counting stream %q topic %q partition %d: %w", stream, t.Name, p, err)
+			}
+			n += k
+		}
+		out = append(out, TopicCount{Name: t.Name, Messages: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

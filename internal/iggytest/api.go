@@ -15,12 +15,16 @@ type Message struct {
 	PartitionID uint32
 	Offset      uint64
 	// ID is the message ID as its 16 wire bytes (a little-endian u128, the
-	// same bytes as iggcon.MessageID); the server fills in a random UUID v4
-	// when the client sent 0.
-	ID              [16]byte
-	Checksum        uint64
-	Timestamp       uint64 // set by the server, microseconds since the epoch
-	OriginTimestamp uint64 // as sent by the client
+	// same bytes as iggcon.MessageID); a 0.8 server fills in a random UUID
+	// v4 when the client sent 0, a 0.9 server keeps 0.
+	ID       [16]byte
+	Checksum uint64
+	// Timestamp is set by the server, microseconds since the epoch: one per
+	// batch (0.9: the batch's base timestamp).
+	Timestamp uint64
+	// OriginTimestamp is as sent by the client (0.9: the batch's origin
+	// timestamp plus the frame's timestamp delta).
+	OriginTimestamp uint64
 	Reserved        uint64
 	Payload         []byte
 	// UserHeaders are the raw user-header bytes as sent.
@@ -29,7 +33,10 @@ type Message struct {
 	// parse (then HeadersErr says why).
 	Headers    []Header
 	HeadersErr error
-	// Raw is the whole message as stored and returned by polls.
+	// Raw is the whole message as stored and returned by polls: the 0.8
+	// message (64-byte header, payload, user headers) or, for a message sent
+	// in a 0.9 batch, its frame (48-byte header, payload, user headers).
+	// Checksum covers Raw without its first 8 bytes either way.
 	Raw []byte
 }
 
@@ -116,24 +123,23 @@ func fixedHeaderSize(kind uint8) int {
 }
 
 func decodeMessage(streamID, topicID, partitionID uint32, m storedMessage) Message {
-	raw := append([]byte(nil), m...)
-	hl := binary.LittleEndian.Uint32(raw[48:52])
-	pl := binary.LittleEndian.Uint32(raw[52:56])
+	c := m
+	c.raw = append([]byte(nil), m.raw...)
 	out := Message{
 		StreamID:        streamID,
 		TopicID:         topicID,
 		PartitionID:     partitionID,
-		Checksum:        binary.LittleEndian.Uint64(raw[0:8]),
-		Offset:          binary.LittleEndian.Uint64(raw[24:32]),
-		Timestamp:       binary.LittleEndian.Uint64(raw[32:40]),
-		OriginTimestamp: binary.LittleEndian.Uint64(raw[40:48]),
-		Reserved:        binary.LittleEndian.Uint64(raw[56:64]),
-		Payload:         raw[messageHeaderSize : messageHeaderSize+pl],
-		UserHeaders:     raw[messageHeaderSize+pl : messageHeaderSize+pl+hl],
-		Raw:             raw,
+		Checksum:        c.checksum(),
+		Offset:          c.offset,
+		Timestamp:       c.timestamp,
+		OriginTimestamp: c.originTimestamp(),
+		Reserved:        c.reserved(),
+		Payload:         c.payload(),
+		UserHeaders:     c.userHeaders(),
+		Raw:             c.raw,
 	}
-	copy(out.ID[:], raw[8:24])
-	if hl > 0 {
+	copy(out.ID[:], c.id())
+	if len(out.UserHeaders) > 0 {
 		out.Headers, out.HeadersErr = ParseUserHeaders(out.UserHeaders)
 	}
 	return out
@@ -306,7 +312,7 @@ func (s *Server) CreateTopic(stream, name string, partitions uint32) (uint32, er
 	if _, ok := st.byName[name]; ok {
 		return 0, fmt.Errorf("iggytest: topic %q already exists in stream %q", name, stream)
 	}
-	return st.createTopic(name, partitions, 1, unlimited, unlimited, 1).id, nil
+	return st.createTopic(defaultTopicConfig(name), partitions).id, nil
 }
 
 // ConsumerKey returns the key the server files a named single consumer's

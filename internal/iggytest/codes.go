@@ -6,7 +6,12 @@ import "strconv"
 type Command uint32
 
 // Command codes of Iggy 0.8 (core/binary_protocol codes). CmdAny matches every
-// command in a Fault.
+// command in a Fault. A 0.9 server counts and matches each request under
+// the command it corresponds to: a read under its code, a replicated
+// operation under the command of the same name (CreateStream 128 as
+// CmdCreateStream, SendMessages 160 as CmdSendMessages, ...), a Register
+// login as CmdLoginUser (username and password) or
+// CmdLoginWithPersonalAccessToken, a Logout as CmdLogoutUser.
 const (
 	CmdAny                          Command = 0
 	CmdPing                         Command = 1
@@ -110,6 +115,9 @@ const (
 	CodePersonalAccessTokenExists      uint32 = 51
 	CodeInvalidPersonalAccessToken     uint32 = 53
 	CodePersonalAccessTokenExpired     uint32 = 54
+	CodeTransientNotCommitted          uint32 = 57
+	CodeTransientNotAccepted           uint32 = 58
+	CodeRequestAlreadyApplied          uint32 = 59
 	CodeInvalidSizeBytes               uint32 = 80
 	CodeInvalidUTF8                    uint32 = 81
 	CodeInvalidNumberEncoding          uint32 = 82
@@ -135,7 +143,11 @@ const (
 	CodeNonZeroOffset                  uint32 = 4031
 	CodeNonZeroTimestamp               uint32 = 4032
 	CodeMissingIndex                   uint32 = 4033
+	CodeInvalidMessageChecksum         uint32 = 4027
 	CodeInvalidMessagesSize            uint32 = 4036
+	CodeInvalidBatchChecksum           uint32 = 4039
+	CodeUnsupportedOptionKey           uint32 = 4041
+	CodeInvalidOptionValue             uint32 = 4042
 	CodeInvalidOffset                  uint32 = 4100
 	CodeConsumerGroupIDNotFound        uint32 = 5000
 	CodeCannotReadIndexPosition        uint32 = 10011
@@ -177,4 +189,15 @@ const (
 	minTokenNameLen      = 3
 	maxTokenNameLen      = 30
 	defaultMaxFrameSize  = 128 << 20
+)
+
+// Sizes and limits of server 0.9.0.
+const (
+	headerSize09      = 256      // every frame's header, both ways
+	batchHeaderSize   = 256      // a message batch's header
+	frameHeaderSize   = 48       // a message frame's header in a batch
+	maxFrameSize09    = 64 << 20 // [message_bus] max_message_size
+	defaultSizeToSave = 1 << 20  // size_of_messages_required_to_save
+	replyRingCapacity = 5        // replies a client table entry keeps
+	maxPartitions09   = 1000     // MAX_PARTITIONS_PER_REQUEST
 )

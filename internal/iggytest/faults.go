@@ -189,3 +189,37 @@ func (h *FaultHandle) wait(c *conn) bool {
 		return false
 	}
 }
+
+// verdict is what the faults decided about one request.
+type verdict struct {
+	drop      bool   // close the connection; the request is not handled
+	fail      bool   // answer with failCode instead of handling it
+	failCode  uint32 // the error a failing fault answers with
+	dropAfter bool   // handle it, then close without answering
+}
+
+// admit counts a request of cmd and applies the first fault that fires on
+// it, waiting out a stall. A stalled request that is abandoned (server
+// stopped, connection dropped) comes back as a drop.
+func (s *Server) admit(c *conn, cmd Command) verdict {
+	s.mu.Lock()
+	s.counts[cmd]++
+	h := s.matchFaultLocked(cmd)
+	s.mu.Unlock()
+	if h == nil {
+		return verdict{}
+	}
+	switch h.f.Action {
+	case FaultDrop:
+		return verdict{drop: true}
+	case FaultFail:
+		return verdict{fail: true, failCode: h.f.Code}
+	case FaultDropAfterHandling:
+		return verdict{dropAfter: true}
+	case FaultStall:
+		if !h.wait(c) {
+			return verdict{drop: true}
+		}
+	}
+	return verdict{}
+}

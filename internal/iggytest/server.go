@@ -2,13 +2,11 @@ package iggytest
 
 import (
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -51,21 +49,40 @@ type Options struct {
 	Tokens []Token
 	// TLSConfig, when set, makes the server speak TLS on its socket.
 	TLSConfig *tls.Config
+	// Version is the release whose wire protocol the server speaks:
+	// Version08 (the default), Version09, or Version010 (a simulated 0.10
+	// server that refuses every login).
+	Version Version
 	// MaxFrameSize caps the size of one request; a larger request closes the
-	// connection. Default 128 MiB.
+	// connection. Default 128 MiB with Version08, 64 MiB (a 0.9 server's
+	// [message_bus] max_message_size) otherwise.
 	MaxFrameSize int
-	// GracefulStop makes Stop, Restart and Close behave like a 0.8.0 server
-	// shutting down cleanly: each connection first gets an unsolicited error
-	// response 8 (Disconnected), after the answer to a request in progress,
-	// and is then closed. Without it connections are cut as by a crash.
+	// GracefulStop makes Stop, Restart and Close behave like a server
+	// shutting down cleanly: a request in progress is answered, then the
+	// connection is closed; a 0.8 server first sends the unsolicited error
+	// response 8 (Disconnected), a 0.9 server nothing. Without it connections
+	// are cut at once (clients see EOF).
 	GracefulStop bool
 	// MaxMessagesPerPartition, when above 0, keeps only that many newest
 	// messages per partition (older ones are dropped as if their segment had
 	// expired). Offsets keep counting.
 	MaxMessagesPerPartition int
+	// MessagesRequiredToSave models the server's unsaved buffer: accepted
+	// messages stay unsaved in their partition until this many are waiting
+	// there (then all of them are saved), a FlushUnsavedBuffer saves them,
+	// or the server stops cleanly. Crash loses every unsaved message. 0 (the
+	// default) saves every message at once. The real default is 1024
+	// (0.8: [system.partition] messages_required_to_save; 0.9: the topic
+	// option of that name, which a 0.9 CreateTopic can set per topic).
+	MessagesRequiredToSave int
+	// Flush09 makes the 0.9 front end carry out FlushUnsavedBuffer (code
+	// 102) like the 0.8 one. By default it answers status 5
+	// (FeatureUnavailable), as server 0.9.0 does: it has no flush on demand.
+	Flush09 bool
 }
 
-// Server is an in-process Iggy 0.8 server. All methods are safe for concurrent use.
+// Server is an in-process Iggy server speaking one wire dialect
+// (Options.Version). All methods are safe for concurrent use.
 type Server struct {
 	opts Options
 
@@ -82,6 +99,7 @@ type Server struct {
 	faults       []*FaultHandle
 	counts       map[Command]int
 	nextClientID uint32
+	vsr          vsrState // sessions of the 0.9 front end
 
 	wg sync.WaitGroup // accept loop and connection goroutines
 }
@@ -119,6 +137,15 @@ func newServer(opts Options) (*Server, error) {
 	}
 	if opts.MaxFrameSize <= 0 {
 		opts.MaxFrameSize = defaultMaxFrameSize
+		if opts.Version.vsr() {
+			opts.MaxFrameSize = maxFrameSize09
+		}
+	}
+	if opts.Version < Version08 || opts.Version > Version010 {
+		return nil, fmt.Errorf("iggytest: unknown version %d", int(opts.Version))
+	}
+	if opts.MessagesRequiredToSave < 0 {
+		return nil, errors.New("iggytest: MessagesRequiredToSave must not be negative")
 	}
 	s := &Server{
 		opts:         opts,
@@ -126,6 +153,7 @@ func newServer(opts Options) (*Server, error) {
 		conns:        map[*conn]struct{}{},
 		counts:       map[Command]int{},
 		nextClientID: 1,
+		vsr:          newVSRState(),
 	}
 	users := opts.Users
 	if len(users) == 0 {
@@ -200,7 +228,7 @@ func (s *Server) acceptLoop(ln net.Listener, stopCh chan struct{}) {
 		if s.opts.TLSConfig != nil {
 			nc = tls.Server(nc, s.opts.TLSConfig)
 		}
-		c := newConn(nc, nc, nc)
+		c := s.newConn(nc, nc, nc)
 		s.mu.Lock()
 		select {
 		case <-stopCh:
@@ -222,9 +250,34 @@ func (s *Server) acceptLoop(ln net.Listener, stopCh chan struct{}) {
 
 // Stop closes the listener and every connection (cut, or ended as a clean
 // shutdown does with Options.GracefulStop), abandons stalled requests and
-// waits for the server's goroutines. Data, users and tokens are kept; Resume
+// waits for the server's goroutines. Like a server stopped cleanly, it
+// saves every unsaved message. Data, users and tokens are kept; Resume
 // listens again.
 func (s *Server) Stop() error {
+	err := s.halt(s.opts.GracefulStop)
+	s.mu.Lock()
+	s.data.saveAll()
+	s.mu.Unlock()
+	return err
+}
+
+// Crash stops the server as a SIGKILL would: connections cut, stalled
+// requests abandoned, and every message that was still unsaved (see
+// Options.MessagesRequiredToSave) lost. Resume brings the server back with
+// the saved messages only; new messages get offsets after the last saved
+// one, as a restarted server recovers them from its segments. Streams,
+// topics, consumer offsets, users and tokens are kept.
+func (s *Server) Crash() error {
+	err := s.halt(false)
+	s.mu.Lock()
+	s.data.dropUnsaved()
+	s.mu.Unlock()
+	return err
+}
+
+// halt closes the listener and the connections, gracefully or not, and
+// waits for the server's goroutines.
+func (s *Server) halt(graceful bool) error {
 	s.mu.Lock()
 	if !s.running {
 		s.mu.Unlock()
@@ -234,14 +287,14 @@ func (s *Server) Stop() error {
 	close(s.stopCh)
 	err := s.ln.Close()
 	for c := range s.conns {
-		if s.opts.GracefulStop {
+		if graceful {
 			c.stop()
 		} else {
 			c.close()
 		}
 	}
 	s.mu.Unlock()
-	if s.opts.GracefulStop {
+	if graceful {
 		// Requests in progress get a moment to be answered; then cut.
 		done := make(chan struct{})
 		go func() { s.wg.Wait(); close(done) }()
@@ -334,89 +387,13 @@ func (s *Server) RequestCount(cmd Command) int {
 	return s.counts[cmd]
 }
 
-// conn is one client connection and its session.
-type conn struct {
-	r      io.Reader
-	w      io.Writer
-	closer io.Closer // nil for in-memory tests
-
-	done      chan struct{} // closed when the connection is dropped
-	closeOnce sync.Once
-	stopCh    chan struct{} // the server's stop channel at accept time
-
-	wmu          sync.Mutex  // serialises writes
-	busy         atomic.Bool // a request is being handled
-	stopping     atomic.Bool // a graceful stop is pending
-	disconnected sync.Once
-
-	// Session, guarded by Server.mu (authed and userID are written only by
-	// the connection's own goroutine).
-	clientID uint32
-	addr     string
-	userID   uint32
-	authed   bool
-}
-
-// stop ends the connection the way a server shutting down cleanly does: the
-// Disconnected error response, then close. A request being handled is
-// answered first (respond then says Disconnected).
-func (c *conn) stop() {
-	c.stopping.Store(true)
-	if !c.busy.Load() {
-		c.sayDisconnected()
+// newConn makes the server's end of a connection.
+func (s *Server) newConn(r io.Reader, w io.Writer, cl io.Closer) *conn {
+	c := newConn(r, w, cl)
+	if !s.opts.Version.vsr() {
+		c.goodbye = header08(CodeDisconnected, 0)
 	}
-}
-
-// sayDisconnected writes the Disconnected response (once) and closes.
-func (c *conn) sayDisconnected() {
-	c.disconnected.Do(func() {
-		c.wmu.Lock()
-		defer c.wmu.Unlock()
-		if d, ok := c.closer.(interface{ SetWriteDeadline(time.Time) error }); ok {
-			_ = d.SetWriteDeadline(time.Now().Add(time.Second))
-		}
-		_ = writeResponse(c.w, CodeDisconnected, nil)
-		c.close()
-	})
-}
-
-// respond writes a response. When a graceful stop is pending it then says
-// Disconnected and closes. It returns false when the connection is finished.
-func (c *conn) respond(status uint32, body []byte) bool {
-	c.wmu.Lock()
-	err := writeResponse(c.w, status, body)
-	c.wmu.Unlock()
-	c.busy.Store(false)
-	if err != nil {
-		return false
-	}
-	if c.stopping.Load() {
-		c.sayDisconnected()
-		return false
-	}
-	return true
-}
-
-func newConn(r io.Reader, w io.Writer, c io.Closer) *conn {
-	return &conn{r: r, w: w, closer: c, done: make(chan struct{})}
-}
-
-func (c *conn) isClosed() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (c *conn) close() {
-	c.closeOnce.Do(func() {
-		close(c.done)
-		if c.closer != nil {
-			_ = c.closer.Close()
-		}
-	})
+	return c
 }
 
 func (s *Server) serveConn(c *conn) {
@@ -425,134 +402,20 @@ func (s *Server) serveConn(c *conn) {
 		c.close()
 		s.mu.Lock()
 		delete(s.conns, c)
+		s.vsr.disconnect(c)
 		s.mu.Unlock()
 	}()
 	s.serveFrames(c)
 }
 
-// serveFrames reads requests from c until the stream ends, a write fails or
-// a fault drops the connection.
+// serveFrames reads requests from c in the server's dialect until the
+// stream ends, a write fails or a fault drops the connection.
 func (s *Server) serveFrames(c *conn) {
-	var hdr [8]byte
-	for {
-		if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
-			return
-		}
-		length := binary.LittleEndian.Uint32(hdr[0:4])
-		code := Command(binary.LittleEndian.Uint32(hdr[4:8]))
-		if length < 4 {
-			c.busy.Store(true)
-			if !c.respond(CodeInvalidCommand, nil) {
-				return
-			}
-			continue
-		}
-		plen := int64(length) - 4
-		if plen > int64(s.opts.MaxFrameSize) {
-			return
-		}
-		if code != CmdSendMessages && plen > maxControlPayload {
-			if _, err := io.CopyN(io.Discard, c.r, plen); err != nil {
-				return
-			}
-			c.busy.Store(true)
-			if !c.respond(CodeInvalidCommand, nil) {
-				return
-			}
-			continue
-		}
-		payload, err := readPayload(c.r, int(plen))
-		if err != nil {
-			return
-		}
-		c.busy.Store(true)
-		if c.stopping.Load() && c.isClosed() {
-			return // a graceful stop said Disconnected while the request arrived
-		}
-		if !s.request(c, code, payload) {
-			return
-		}
+	if s.opts.Version.vsr() {
+		s.serveFrames09(c)
+		return
 	}
-}
-
-// request runs one request through the faults and its handler and answers
-// it. It returns false when the connection must be closed.
-func (s *Server) request(c *conn, code Command, payload []byte) bool {
-	s.mu.Lock()
-	s.counts[code]++
-	h := s.matchFaultLocked(code)
-	s.mu.Unlock()
-
-	dropAfter := false
-	if h != nil {
-		switch h.f.Action {
-		case FaultDrop:
-			return false
-		case FaultFail:
-			return c.respond(h.f.Code, nil)
-		case FaultDropAfterHandling:
-			dropAfter = true
-		case FaultStall:
-			if !h.wait(c) {
-				return false
-			}
-		}
-	}
-
-	var status uint32
-	var body []byte
-	if code == CmdSendMessages {
-		// Parse, validate and copy without the lock; only the append holds it.
-		// c.authed is written only by this goroutine.
-		req, st := prepareSend(c.authed, payload)
-		if st == CodeOK {
-			s.mu.Lock()
-			st = s.commitSend(req)
-			s.mu.Unlock()
-		}
-		status = st
-	} else {
-		s.mu.Lock()
-		status, body = s.handle(c, code, payload)
-		s.mu.Unlock()
-	}
-	if dropAfter {
-		return false
-	}
-	return c.respond(status, body)
-}
-
-// readPayload reads n bytes, growing the buffer as data arrives so that a
-// bogus length does not allocate it all up front.
-func readPayload(r io.Reader, n int) ([]byte, error) {
-	const chunk = 1 << 20
-	if n <= chunk {
-		buf := make([]byte, n)
-		_, err := io.ReadFull(r, buf)
-		return buf, err
-	}
-	buf := make([]byte, 0, chunk)
-	for len(buf) < n {
-		step := min(n-len(buf), chunk)
-		buf = append(buf, make([]byte, step)...)
-		if _, err := io.ReadFull(r, buf[len(buf)-step:]); err != nil {
-			return nil, err
-		}
-	}
-	return buf, nil
-}
-
-func writeResponse(w io.Writer, status uint32, body []byte) error {
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[0:4], status)
-	binary.LittleEndian.PutUint32(hdr[4:8], uint32(len(body)))
-	if len(body) < 4096 {
-		_, err := w.Write(append(hdr[:], body...))
-		return err
-	}
-	bufs := net.Buffers{hdr[:], body}
-	_, err := bufs.WriteTo(w)
-	return err
+	s.serveFrames08(c)
 }
 
 func (s *Server) userByName(name string) *user {

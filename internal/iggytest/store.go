@@ -1,9 +1,6 @@
 package iggytest
 
-import (
-	"encoding/binary"
-	"time"
-)
+import "time"
 
 // slab hands out IDs like the Rust slab the server keeps its streams and
 // topics in: the lowest never-used index, unless an ID was freed, in which
@@ -80,17 +77,31 @@ type stream struct {
 	byName    map[string]uint32
 }
 
-type topic struct {
-	id                uint32
-	streamID          uint32
+// topicConfig is a topic's name and resolved settings.
+type topicConfig struct {
 	name              string
-	createdAt         uint64
-	partitions        []*partition
-	messageExpiry     uint64
-	maxTopicSize      uint64
-	compression       uint8
-	replicationFactor uint8
-	roundRobin        uint64
+	compression       uint8  // 1 none, 2 gzip
+	messageExpiry     uint64 // microseconds; u64::MAX: never
+	maxTopicSize      uint64 // bytes; u64::MAX: unlimited
+	replicationFactor uint8  // 0.8 only
+	// The per-topic settings of a 0.9 server (topic options).
+	segmentSize            uint64
+	enforceFsync           bool
+	messagesRequiredToSave uint32 // 0: Options.MessagesRequiredToSave
+	sizeToSave             uint64 // size_of_messages_required_to_save
+	preallocate            bool
+	// explicitOptions is the options block a 0.9 CreateTopic set, as the
+	// server stores it; the other options are reported as derived.
+	explicitOptions []byte
+}
+
+type topic struct {
+	topicConfig
+	id         uint32
+	streamID   uint32
+	createdAt  uint64
+	partitions []*partition
+	roundRobin uint64
 }
 
 type partition struct {
@@ -101,14 +112,31 @@ type partition struct {
 	next      uint64          // offset the next message gets
 	sizeBytes uint64
 	offsets   map[uint64]uint64 // consumer ID -> stored offset
+	// unsaved is how many of the newest messages are still in the unsaved
+	// buffer: a crash loses them.
+	unsaved int
 }
 
-// storedMessage is one message exactly as the server keeps and returns it:
-// 64-byte header, payload, user headers.
-type storedMessage []byte
+// storedMessage is one message as the server keeps it: in the wire form
+// of the dialect that sent it, with the fields the server set.
+type storedMessage struct {
+	// raw is the 0.8 message (64-byte header, payload, user headers) or,
+	// when batch is set, the 0.9 frame (48-byte header, payload, user
+	// headers) exactly as sent and returned by polls.
+	raw       []byte
+	batch     *batchInfo // the 0.9 batch the message came in; nil for 0.8
+	offset    uint64
+	timestamp uint64 // set by the server, microseconds
+}
 
-func (m storedMessage) offset() uint64    { return binary.LittleEndian.Uint64(m[24:32]) }
-func (m storedMessage) timestamp() uint64 { return binary.LittleEndian.Uint64(m[32:40]) }
+// batchInfo is what a 0.9 server stamps on a stored batch.
+type batchInfo struct {
+	partitionID   uint32
+	baseOffset    uint64
+	baseTimestamp uint64
+	origin        uint64 // origin timestamp of the batch (the smallest)
+	count         uint32
+}
 
 // currentOffset is the partition's offset as the server reports it: the
 // offset of the last message, 0 when there has never been one.
@@ -185,18 +213,19 @@ func (d *store) deleteStream(st *stream) {
 	d.streams.remove(st.id)
 }
 
-func (st *stream) createTopic(name string, partitions uint32, compression uint8, expiry, maxSize uint64, replication uint8) *topic {
-	t := &topic{
-		streamID:          st.id,
-		name:              name,
-		createdAt:         nowMicros(),
-		messageExpiry:     expiry,
-		maxTopicSize:      maxSize,
-		compression:       compression,
-		replicationFactor: replication,
+// defaultTopicConfig is a topic with the server's default settings: no
+// compression, no expiry, unlimited size, 1 GiB segments.
+func defaultTopicConfig(name string) topicConfig {
+	return topicConfig{
+		name: name, compression: 1, messageExpiry: unlimited, maxTopicSize: unlimited,
+		replicationFactor: 1, segmentSize: defaultSegmentSize, sizeToSave: defaultSizeToSave,
 	}
+}
+
+func (st *stream) createTopic(cfg topicConfig, partitions uint32) *topic {
+	t := &topic{topicConfig: cfg, streamID: st.id, createdAt: nowMicros()}
 	t.id = st.topics.insert(t)
-	st.byName[name] = t.id
+	st.byName[cfg.name] = t.id
 	t.addPartitions(partitions)
 	return t
 }
@@ -220,22 +249,60 @@ func (t *topic) partition(id uint32) *partition {
 }
 
 // append stores prepared messages (offsets, timestamps, IDs and checksums
-// already set) and applies the retention cap.
-func (p *partition) append(msgs []storedMessage, keep int) {
+// already set), applies the retention cap and saves the unsaved buffer
+// once saveAt messages wait in it (0: at once).
+func (p *partition) append(msgs []storedMessage, keep, saveAt int) {
 	for _, m := range msgs {
 		p.msgs = append(p.msgs, m)
-		p.sizeBytes += uint64(len(m))
+		p.sizeBytes += uint64(len(m.raw))
 		p.next++
+	}
+	p.unsaved += len(msgs)
+	if saveAt <= 0 || p.unsaved >= saveAt {
+		p.unsaved = 0
 	}
 	if keep > 0 && len(p.msgs) > keep {
 		drop := len(p.msgs) - keep
 		for _, m := range p.msgs[:drop] {
-			p.sizeBytes -= uint64(len(m))
+			p.sizeBytes -= uint64(len(m.raw))
 		}
 		p.msgs = append([]storedMessage(nil), p.msgs[drop:]...)
 		p.first += uint64(drop)
 	}
 }
+
+// dropUnsaved loses the unsaved buffer, as a crash does: the next message
+// gets the offset after the last saved one.
+func (p *partition) dropUnsaved() {
+	if p.unsaved == 0 {
+		return
+	}
+	lost := min(p.unsaved, len(p.msgs))
+	for _, m := range p.msgs[len(p.msgs)-lost:] {
+		p.sizeBytes -= uint64(len(m.raw))
+	}
+	p.msgs = p.msgs[:len(p.msgs)-lost]
+	p.next -= uint64(p.unsaved)
+	p.first = min(p.first, p.next)
+	p.unsaved = 0
+}
+
+// eachPartition calls f for every partition of every topic.
+func (d *store) eachPartition(f func(*partition)) {
+	d.streams.each(func(_ uint32, st *stream) {
+		st.topics.each(func(_ uint32, t *topic) {
+			for _, p := range t.partitions {
+				f(p)
+			}
+		})
+	})
+}
+
+// saveAll saves every unsaved message (a clean shutdown).
+func (d *store) saveAll() { d.eachPartition(func(p *partition) { p.unsaved = 0 }) }
+
+// dropUnsaved loses every unsaved message (a crash).
+func (d *store) dropUnsaved() { d.eachPartition((*partition).dropUnsaved) }
 
 // from returns up to count messages starting at offset (clamped to the
 // oldest kept message).
@@ -254,7 +321,7 @@ func (p *partition) from(offset uint64, count uint32) []storedMessage {
 // fromTimestamp returns up to count messages whose timestamp is at least ts.
 func (p *partition) fromTimestamp(ts uint64, count uint32) []storedMessage {
 	for i, m := range p.msgs {
-		if m.timestamp() >= ts {
+		if m.timestamp >= ts {
 			j := min(uint64(i)+uint64(count), uint64(len(p.msgs)))
 			return p.msgs[i:j]
 		}

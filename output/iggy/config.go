@@ -1,7 +1,6 @@
-package iggy
+package iggyoutput
 
 import (
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -11,32 +10,25 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/iggy/foreign/go/client/tcp"
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"github.com/dustin/go-humanize"
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/iggy"
 )
 
 // outputConfig is the parsed and validated configuration of one iggy output.
 type outputConfig struct {
-	address  string
-	username string
-	password string
-	token    string
-
-	// tlsEnabled switches TLS on; tlsOpts are the SDK options and tlsConf the
-	// equivalent crypto/tls configuration used to check the handshake before
-	// the SDK gets the address (the SDK retries a failing handshake forever).
-	tlsEnabled bool
-	tlsOpts    []tcp.TLSOption
-	tlsConf    *tls.Config
+	// client holds the address, TLS, credentials, dialect and timeout.
+	client    iggy.Options
+	keepAlive time.Duration
+	ackAfter  string
 
 	stream       *service.InterpolatedString
 	topic        *service.InterpolatedString
 	createStream bool
 	createTopic  bool
 	partitions   uint32
-	expiry       iggcon.Duration
+	expiry       uint64 // µs; 0 server default, MaxUint64 never
 	maxTopicSize uint64
 
 	partitioning string
@@ -46,99 +38,169 @@ type outputConfig struct {
 	flussID      bool                        // message_id is DeterministicIDMapping (see flussMessageID)
 	headers      *service.MetadataFilter     // nil: no headers
 
-	timeout     time.Duration
 	maxInFlight int
 	batchPolicy service.BatchPolicy
 }
 
 func parseConfig(conf *service.ParsedConfig) (c outputConfig, err error) {
-	if c.address, err = conf.FieldString(ioFieldAddress); err != nil {
-		return
+	for _, step := range []func(*service.ParsedConfig) error{
+		c.parseConnection, c.parseTopics, c.parsePartitioning, c.parseMessages, c.parseDelivery,
+	} {
+		if err := step(conf); err != nil {
+			return c, err
+		}
 	}
-	if _, _, err = net.SplitHostPort(c.address); err != nil {
-		return c, fmt.Errorf("field %s: %q is not host:port: %w", ioFieldAddress, c.address, err)
+	return c, nil
+}
+
+// parseConnection reads where and how to connect and log in.
+func (c *outputConfig) parseConnection(conf *service.ParsedConfig) (err error) {
+	o := &c.client
+	if o.Addr, err = conf.FieldString(ioFieldAddress); err != nil {
+		return err
 	}
-	if c.username, err = conf.FieldString(ioFieldUsername); err != nil {
-		return
+	if _, _, err = net.SplitHostPort(o.Addr); err != nil {
+		return fmt.Errorf("field %s: %q is not host:port: %w", ioFieldAddress, o.Addr, err)
 	}
-	if c.password, err = conf.FieldString(ioFieldPassword); err != nil {
-		return
+	cr := &o.Credentials
+	if cr.Username, err = conf.FieldString(ioFieldUsername); err != nil {
+		return err
 	}
-	if c.token, err = conf.FieldString(ioFieldToken); err != nil {
-		return
+	if cr.Password, err = conf.FieldString(ioFieldPassword); err != nil {
+		return err
+	}
+	if cr.Token, err = conf.FieldString(ioFieldToken); err != nil {
+		return err
 	}
 	switch {
-	case c.token != "" && (c.username != "" || c.password != ""):
-		return c, errors.New("set either personal_access_token or username and password, not both")
-	case c.token == "" && (c.username == "" || c.password == ""):
-		return c, errors.New("set username and password, or personal_access_token: Iggy needs a login for every request")
-	case len(c.username) > 255 || len(c.password) > 255:
-		return c, errors.New("username and password must be at most 255 bytes each")
+	case cr.Token != "" && (cr.Username != "" || cr.Password != ""):
+		return errors.New("set either personal_access_token or username and password, not both")
+	case cr.Token == "" && (cr.Username == "" || cr.Password == ""):
+		return errors.New("set username and password, or personal_access_token: Iggy needs a login for every request")
+	case len(cr.Username) > 255 || len(cr.Password) > 255 || len(cr.Token) > 255:
+		return errors.New("username, password and personal_access_token must be at most 255 bytes each")
 	}
-	if err = c.parseTLS(conf); err != nil {
-		return c, fmt.Errorf("field %s: %w", ioFieldTLS, err)
+	tlsConf, enabled, err := conf.FieldTLSToggled(ioFieldTLS)
+	if err != nil {
+		return fmt.Errorf("field %s: %w", ioFieldTLS, err)
 	}
+	if enabled {
+		if err := checkCAFile(conf); err != nil {
+			return fmt.Errorf("field %s: %w", ioFieldTLS, err)
+		}
+		if tlsConf.ServerName == "" {
+			tlsConf.ServerName, _, _ = net.SplitHostPort(o.Addr)
+		}
+		o.TLS = tlsConf
+	}
+	v, err := conf.FieldString(ioFieldServerVersion)
+	if err != nil {
+		return err
+	}
+	if o.Version, err = iggy.ParseVersion(v); err != nil {
+		return fmt.Errorf("field %s: %w", ioFieldServerVersion, err)
+	}
+	if o.Timeout, err = positiveDuration(conf, ioFieldTimeout); err != nil {
+		return err
+	}
+	c.keepAlive, err = positiveDuration(conf, ioFieldKeepAlive)
+	return err
+}
 
+// checkCAFile fails a root_cas_file that holds no certificate, which
+// Benthos's TLS parser accepts silently (every handshake would then fail).
+func checkCAFile(conf *service.ParsedConfig) error {
+	path, _ := conf.Namespace(ioFieldTLS).FieldString("root_cas_file")
+	if path == "" {
+		return nil
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+		return fmt.Errorf("root_cas_file %s holds no PEM certificate", path)
+	}
+	return nil
+}
+
+func positiveDuration(conf *service.ParsedConfig, field string) (time.Duration, error) {
+	d, err := conf.FieldDuration(field)
+	if err != nil {
+		return 0, err
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("field %s must be positive", field)
+	}
+	return d, nil
+}
+
+// parseTopics reads the destination and what to create.
+func (c *outputConfig) parseTopics(conf *service.ParsedConfig) (err error) {
 	if c.stream, err = conf.FieldInterpolatedString(ioFieldStream); err != nil {
-		return
+		return err
 	}
 	if c.topic, err = conf.FieldInterpolatedString(ioFieldTopic); err != nil {
-		return
+		return err
 	}
 	if c.createStream, err = conf.FieldBool(ioFieldCreateStream); err != nil {
-		return
+		return err
 	}
 	if c.createTopic, err = conf.FieldBool(ioFieldCreateTopic); err != nil {
-		return
+		return err
 	}
 	partitions, err := conf.FieldInt(ioFieldPartitions)
 	if err != nil {
-		return
+		return err
 	}
 	if partitions < 1 || partitions > 1000 {
-		return c, fmt.Errorf("field %s: %d is outside 1 to 1000", ioFieldPartitions, partitions)
+		return fmt.Errorf("field %s: %d is outside 1 to 1000", ioFieldPartitions, partitions)
 	}
 	c.partitions = uint32(partitions)
 	expiry, err := conf.FieldString(ioFieldMessageExpiry)
 	if err != nil {
-		return
+		return err
 	}
 	if c.expiry, err = parseExpiry(expiry); err != nil {
-		return c, fmt.Errorf("field %s: %w", ioFieldMessageExpiry, err)
+		return fmt.Errorf("field %s: %w", ioFieldMessageExpiry, err)
 	}
 	size, err := conf.FieldString(ioFieldMaxTopicSize)
 	if err != nil {
-		return
+		return err
 	}
 	if c.maxTopicSize, err = parseTopicSize(size); err != nil {
-		return c, fmt.Errorf("field %s: %w", ioFieldMaxTopicSize, err)
+		return fmt.Errorf("field %s: %w", ioFieldMaxTopicSize, err)
 	}
+	return nil
+}
 
+// parsePartitioning reads how messages are spread over partitions.
+func (c *outputConfig) parsePartitioning(conf *service.ParsedConfig) (err error) {
 	if c.partitioning, err = conf.FieldString(ioFieldPartitioning); err != nil {
-		return
+		return err
 	}
 	switch c.partitioning {
 	case partitioningBalanced:
 	case partitioningPartition:
 		if !conf.Contains(ioFieldPartition) {
-			return c, errors.New("field partition must be set when partitioning is partition_id")
+			return errors.New("field partition must be set when partitioning is partition_id")
 		}
-		if c.partition, err = conf.FieldInterpolatedString(ioFieldPartition); err != nil {
-			return
-		}
+		c.partition, err = conf.FieldInterpolatedString(ioFieldPartition)
 	case partitioningKey:
 		if !conf.Contains(ioFieldKey) {
-			return c, errors.New("field key must be set when partitioning is messages_key")
+			return errors.New("field key must be set when partitioning is messages_key")
 		}
-		if c.key, err = conf.FieldInterpolatedString(ioFieldKey); err != nil {
-			return
-		}
+		c.key, err = conf.FieldInterpolatedString(ioFieldKey)
 	default:
-		return c, fmt.Errorf("field %s: %q is not one of balanced, partition_id, messages_key", ioFieldPartitioning, c.partitioning)
+		err = fmt.Errorf("field %s: %q is not one of balanced, partition_id, messages_key", ioFieldPartitioning, c.partitioning)
 	}
+	return err
+}
 
+// parseMessages reads message ids and headers.
+func (c *outputConfig) parseMessages(conf *service.ParsedConfig) (err error) {
 	if c.messageID, err = conf.FieldInterpolatedString(ioFieldMessageID); err != nil {
-		return
+		return err
 	}
 	if raw, err := conf.FieldString(ioFieldMessageID); err == nil && strings.TrimSpace(raw) == DeterministicIDMapping {
 		c.flussID = true
@@ -148,103 +210,41 @@ func parseConfig(conf *service.ParsedConfig) (c outputConfig, err error) {
 	}
 	if conf.Contains(ioFieldHeaders) {
 		if c.headers, err = conf.FieldMetadataFilter(ioFieldHeaders); err != nil {
-			return
+			return err
 		}
 		if c.headers.IsEmpty() {
 			c.headers = nil
 		}
 	}
-
-	if c.timeout, err = conf.FieldDuration(ioFieldTimeout); err != nil {
-		return
-	}
-	if c.timeout <= 0 {
-		return c, fmt.Errorf("field %s must be positive", ioFieldTimeout)
-	}
-	if c.maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
-		return
-	}
-	if c.maxInFlight < 1 {
-		return c, fmt.Errorf("field %s must be at least 1, got %d", ioFieldMaxInFlight, c.maxInFlight)
-	}
-	if c.batchPolicy, err = conf.FieldBatchPolicy(ioFieldBatching); err != nil {
-		return
-	}
-	return c, nil
-}
-
-// parseTLS maps the standard TLS field onto the options of the Iggy Go SDK,
-// which can verify the server with the system roots or a CA file, or skip
-// verification, and nothing else.
-func (c *outputConfig) parseTLS(conf *service.ParsedConfig) error {
-	ns := conf.Namespace(ioFieldTLS)
-	enabled, err := ns.FieldBool("enabled")
-	if err != nil || !enabled {
-		return err
-	}
-	rootCAs, err := ns.FieldString("root_cas")
-	if err != nil {
-		return err
-	}
-	if rootCAs != "" {
-		return errors.New("root_cas is not supported by the Iggy Go SDK: write the certificates to a file and set root_cas_file")
-	}
-	certs, err := ns.FieldAnyList("client_certs")
-	if err != nil {
-		return err
-	}
-	if len(certs) > 0 {
-		return errors.New("client_certs is not supported: the Iggy Go SDK cannot present a client certificate")
-	}
-	reneg, err := ns.FieldBool("enable_renegotiation")
-	if err != nil {
-		return err
-	}
-	if reneg {
-		return errors.New("enable_renegotiation is not supported by the Iggy Go SDK")
-	}
-	skip, err := ns.FieldBool("skip_cert_verify")
-	if err != nil {
-		return err
-	}
-	caFile, err := ns.FieldString("root_cas_file")
-	if err != nil {
-		return err
-	}
-
-	// The same settings the SDK derives (client/tcp createTLSConfig): the
-	// server name is the host part of the address.
-	host := c.address
-	if i := strings.LastIndex(host, ":"); i >= 0 {
-		host = host[:i]
-	}
-	if host == "" {
-		return fmt.Errorf("address %q has no host to verify the server certificate against", c.address)
-	}
-	tc := &tls.Config{ServerName: host, InsecureSkipVerify: skip} //nolint:gosec // the user asked for skip_cert_verify
-	opts := []tcp.TLSOption{tcp.WithTLSValidateCertificate(!skip)}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return fmt.Errorf("reading root_cas_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("root_cas_file %s holds no PEM certificate", caFile)
-		}
-		tc.RootCAs = pool
-		opts = append(opts, tcp.WithTLSCAFile(caFile))
-	}
-	c.tlsEnabled, c.tlsOpts, c.tlsConf = true, opts, tc
 	return nil
 }
 
-func parseExpiry(s string) (iggcon.Duration, error) {
+// parseDelivery reads acknowledgement, concurrency and batching.
+func (c *outputConfig) parseDelivery(conf *service.ParsedConfig) (err error) {
+	if c.ackAfter, err = conf.FieldString(ioFieldAckAfter); err != nil {
+		return err
+	}
+	switch c.ackAfter {
+	case ackAfterSend, ackAfterFlush, ackAfterFsync:
+	default:
+		return fmt.Errorf("field %s: %q is not one of send, flush, fsync", ioFieldAckAfter, c.ackAfter)
+	}
+	if c.maxInFlight, err = conf.FieldMaxInFlight(); err != nil {
+		return err
+	}
+	if c.maxInFlight < 1 {
+		return fmt.Errorf("field %s must be at least 1, got %d", ioFieldMaxInFlight, c.maxInFlight)
+	}
+	c.batchPolicy, err = conf.FieldBatchPolicy(ioFieldBatching)
+	return err
+}
+
+func parseExpiry(s string) (uint64, error) {
 	switch s {
 	case "", "server_default":
-		return iggcon.IggyExpiryServerDefault, nil
+		return 0, nil
 	case "never", "never_expire":
-		return iggcon.IggyExpiryNeverExpire, nil
+		return math.MaxUint64, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -253,7 +253,7 @@ func parseExpiry(s string) (iggcon.Duration, error) {
 	if d < time.Microsecond {
 		return 0, fmt.Errorf("%q must be at least 1µs", s)
 	}
-	return iggcon.Duration(d / time.Microsecond), nil
+	return uint64(d / time.Microsecond), nil
 }
 
 func parseTopicSize(s string) (uint64, error) {

@@ -1,4 +1,4 @@
-package iggy_test
+package iggyoutput_test
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/fluss-iggy/fluss-iggy/output/iggy"
+	iggyoutput "github.com/fluss-iggy/fluss-iggy/output/iggy"
 )
 
 const minimal = `
@@ -40,11 +40,12 @@ func TestConfigErrors(t *testing.T) {
 		{"size", minimal + "max_topic_size: huge", "not server_default, unlimited or a size"},
 		{"timeout", minimal + "timeout: 0s", "timeout must be positive"},
 		{"max_in_flight", minimal + "max_in_flight: 0", "must be at least 1"},
-		{"tls root_cas", minimal + "tls: {enabled: true, root_cas: 'x'}", "root_cas is not supported"},
-		{"tls client cert", minimal + "tls: {enabled: true, client_certs: [{cert_file: a, key_file: b}]}", "client_certs is not supported"},
-		{"tls renegotiation", minimal + "tls: {enabled: true, enable_renegotiation: true}", "enable_renegotiation is not supported"},
-		{"tls ca file missing", minimal + "tls: {enabled: true, root_cas_file: " + filepath.Join(dir, "nope.pem") + "}", "reading root_cas_file"},
+		{"tls client cert missing", minimal + "tls: {enabled: true, client_certs: [{cert_file: a, key_file: b}]}", "field tls: open a"},
+		{"tls ca file missing", minimal + "tls: {enabled: true, root_cas_file: " + filepath.Join(dir, "nope.pem") + "}", "field tls: open " + filepath.Join(dir, "nope.pem")},
 		{"tls ca file not pem", minimal + "tls: {enabled: true, root_cas_file: " + notPEM + "}", "holds no PEM certificate"},
+		{"server_version", minimal + "server_version: \"0.10\"", "server_version"},
+		{"ack_after", minimal + "ack_after: disk", "ack_after"},
+		{"keep_alive", minimal + "keep_alive: 0s", "keep_alive must be positive"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,7 +64,7 @@ func TestConfigAccepts(t *testing.T) {
 		minimal + "message_expiry: 72h\nmax_topic_size: 10GiB\ncreate_stream: true\ncreate_topic: true\npartitions: 8",
 		minimal + "partitioning: partition_id\npartition: '${! @p }'",
 		minimal + "partitioning: partition_id\npartition: 0",
-		minimal + "partitioning: messages_key\nkey: '${! @k }'\nmessage_id: '" + iggy.DeterministicIDMapping + "'",
+		minimal + "partitioning: messages_key\nkey: '${! @k }'\nmessage_id: '" + iggyoutput.DeterministicIDMapping + "'",
 		minimal + "headers: {include_prefixes: [fluss_]}\nmax_in_flight: 8\nbatching: {count: 100}",
 		minimal + "tls: {enabled: true, skip_cert_verify: true}",
 		"address: 127.0.0.1:8090\npersonal_access_token: tok\nstream: s\ntopic: t",
@@ -124,7 +125,7 @@ func TestParseMessageID(t *testing.T) {
 		{"01234567-89ab-cdef-0123-456789abcdef", 0x0123456789abcdef, 0x0123456789abcdef},
 	}
 	for _, c := range ok {
-		got, err := iggy.ParseMessageID(c.in)
+		got, err := iggyoutput.ParseMessageID(c.in)
 		if err != nil {
 			t.Errorf("%q: %v", c.in, err)
 			continue
@@ -140,12 +141,12 @@ func TestParseMessageID(t *testing.T) {
 		"0x", "0xzz", "-1", "1.5", "abc",
 		"0123456789abcdef0123456789abcdef", // bare hex, ambiguous
 	} {
-		if _, err := iggy.ParseMessageID(bad); err == nil {
+		if _, err := iggyoutput.ParseMessageID(bad); err == nil {
 			t.Errorf("%q: want an error", bad)
 		}
 	}
-	id, _ := iggy.ParseMessageID("01234567-89ab-cdef-0123-456789abcdef")
-	if s := iggy.FormatMessageID(id); s != "01234567-89ab-cdef-0123-456789abcdef" {
+	id, _ := iggyoutput.ParseMessageID("01234567-89ab-cdef-0123-456789abcdef")
+	if s := iggyoutput.FormatMessageID(id); s != "01234567-89ab-cdef-0123-456789abcdef" {
 		t.Errorf("FormatMessageID: %s", s)
 	}
 }
@@ -153,7 +154,7 @@ func TestParseMessageID(t *testing.T) {
 // TestDeterministicIDRecipe runs the documented recipe on fluss metadata and
 // decodes the four numbers back out of the id.
 func TestDeterministicIDRecipe(t *testing.T) {
-	interp, err := service.NewInterpolatedString(iggy.DeterministicIDMapping)
+	interp, err := service.NewInterpolatedString(iggyoutput.DeterministicIDMapping)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestDeterministicIDRecipe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := iggy.ParseMessageID(s)
+		id, err := iggyoutput.ParseMessageID(s)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
@@ -203,7 +204,7 @@ func TestDeterministicIDRecipe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := iggy.ParseMessageID(s); err == nil {
+		if _, err := iggyoutput.ParseMessageID(s); err == nil {
 			t.Errorf("%v gives %s: want an error", meta, s)
 		}
 	}

@@ -1,4 +1,4 @@
-package iggy
+package iggyoutput
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package iggy
+package iggyoutput
 
 import (
 	"fmt"
@@ -70,7 +70,7 @@ func TestFlussMessageIDMatchesRecipe(t *testing.T) {
 		}
 		for _, g := range groups {
 			for k, i := range g.idx {
-				out[i].id = g.msgs[k].Header.Id
+				out[i].id = g.msgs[k].ID
 			}
 		}
 		return out

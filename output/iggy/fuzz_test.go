@@ -1,4 +1,4 @@
-package iggy_test
+package iggyoutput_test
 
 import (
 	"encoding/binary"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fluss-iggy/fluss-iggy/output/iggy"
+	iggyoutput "github.com/fluss-iggy/fluss-iggy/output/iggy"
 )
 
 // FuzzParseMessageID checks that any text either fails or gives the 128-bit
@@ -18,7 +18,7 @@ func FuzzParseMessageID(f *testing.F) {
 	}
 	max128 := new(big.Int).Lsh(big.NewInt(1), 128)
 	f.Fuzz(func(t *testing.T, s string) {
-		id, err := iggy.ParseMessageID(s)
+		id, err := iggyoutput.ParseMessageID(s)
 		var want *big.Int
 		switch {
 		case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):

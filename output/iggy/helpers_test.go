@@ -1,4 +1,4 @@
-package iggy_test
+package iggyoutput_test
 
 import (
 	"context"
@@ -11,11 +11,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
@@ -23,28 +22,45 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iggy/foreign/go/client"
-	"github.com/apache/iggy/foreign/go/client/tcp"
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/iggy"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
-	"github.com/fluss-iggy/fluss-iggy/output/iggy"
+	iggyoutput "github.com/fluss-iggy/fluss-iggy/output/iggy"
 
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 )
 
-// The suite runs against the in-process test server, or, unchanged, against
-// a real Iggy 0.8 server when IGGY_TCP_ADDRESS is set (with IGGY_USERNAME
-// and IGGY_PASSWORD, default iggy/iggy). Tests that need fault injection
-// skip only that part with a real server.
+// The suite runs against the in-process test server, once per dialect it
+// speaks (TestMain runs the test binary again for 0.9), or, unchanged,
+// against a real Iggy server when IGGY_TCP_ADDRESS is set (with
+// IGGY_USERNAME and IGGY_PASSWORD, default iggy/iggy). Tests that need
+// fault injection skip only that part with a real server.
+
+// dialectEnv picks the test server's dialect in a run of the suite.
+const dialectEnv = "IGGYTEST_VERSION"
+
+// testVersion is the dialect of this run's test server.
+var testVersion = iggytest.Version08
 
 func TestMain(m *testing.M) {
-	// The SDK logs every login through the standard logger.
-	if os.Getenv("IGGY_SDK_LOG") == "" {
-		log.SetOutput(io.Discard)
+	v := os.Getenv(dialectEnv)
+	if v == "0.9" {
+		testVersion = iggytest.Version09
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if v != "" || os.Getenv("IGGY_TCP_ADDRESS") != "" || code != 0 {
+		os.Exit(code)
+	}
+	// The same suite again, against the test server speaking 0.9.
+	fmt.Println("=== the suite again, with the test server speaking Iggy 0.9")
+	cmd := exec.Command(os.Args[0], os.Args[1:]...)
+	cmd.Env = append(os.Environ(), dialectEnv+"=0.9")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // env is the Iggy server a test talks to.
@@ -54,6 +70,7 @@ type env struct {
 	user string
 	pass string
 	srv  *iggytest.Server // nil with a real server
+	cl   *iggy.Conn
 }
 
 func realServer() (addr, user, pass string, ok bool) {
@@ -81,6 +98,7 @@ func newEnvOpts(t *testing.T, opts iggytest.Options) *env {
 	if addr, user, pass, ok := realServer(); ok {
 		return &env{t: t, addr: addr, user: user, pass: pass}
 	}
+	opts.Version = testVersion
 	srv, err := iggytest.Start(opts)
 	if err != nil {
 		t.Fatalf("starting the Iggy test server: %v", err)
@@ -107,9 +125,10 @@ func (e *env) stream() string {
 	e.t.Helper()
 	n := fmt.Sprintf("fi-%s-%d-%d", sanitize(e.t.Name()), time.Now().UnixNano()%1e9, nameSeq.Add(1))
 	e.t.Cleanup(func() {
-		cl := e.client()
-		id, _ := iggcon.NewIdentifier(n)
-		_ = cl.DeleteStream(id)
+		if cl, err := e.dial(); err == nil {
+			_ = cl.DeleteStream(context.Background(), ident(e.t, n))
+			_ = cl.Close()
+		}
 	})
 	return n
 }
@@ -122,39 +141,43 @@ func sanitize(s string) string {
 	return strings.Trim(s, "-")
 }
 
-// client returns a logged-in SDK client for setting up and checking.
-func (e *env) client() iggcon.Client {
-	e.t.Helper()
-	type res struct {
-		cl  iggcon.Client
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		cl, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(e.addr)))
-		if err == nil {
-			if _, err = cl.LoginUser(e.user, e.pass); err != nil {
-				_ = cl.Close()
-			}
-		}
-		ch <- res{cl, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			e.t.Fatalf("SDK client for %s: %v", e.addr, r.err)
-		}
-		e.t.Cleanup(func() { _ = r.cl.Close() })
-		return r.cl
-	case <-time.After(20 * time.Second):
-		e.t.Fatalf("SDK client for %s: no connection within 20s", e.addr)
-	}
-	return nil
+func (e *env) dial() (*iggy.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return iggy.Dial(ctx, iggy.Options{Addr: e.addr, Credentials: iggy.Credentials{Username: e.user, Password: e.pass}})
 }
 
-func ident(t *testing.T, s string) iggcon.Identifier {
+// client returns a logged-in client for setting up and checking, one per
+// test, dialled again if it broke. After a fault (a restart, dropped
+// connections) use with, which dials again when the old connection died.
+func (e *env) client() *iggy.Conn {
+	e.t.Helper()
+	if e.cl != nil && !e.cl.Broken() {
+		return e.cl
+	}
+	cl, err := e.dial()
+	if err != nil {
+		e.t.Fatalf("client for %s: %v", e.addr, err)
+	}
+	e.t.Cleanup(func() { _ = cl.Close() })
+	e.cl = cl
+	return cl
+}
+
+// with runs fn with the test's client, once more on a new connection when
+// the first one turns out to be dead.
+func (e *env) with(fn func(*iggy.Conn) error) error {
+	e.t.Helper()
+	err := fn(e.client())
+	if err != nil && iggy.CodeOf(err) == 0 && e.cl.Broken() {
+		err = fn(e.client())
+	}
+	return err
+}
+
+func ident(t *testing.T, s string) iggy.Identifier {
 	t.Helper()
-	id, err := iggcon.NewIdentifier(s)
+	id, err := iggy.ParseIdentifier(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,13 +187,11 @@ func ident(t *testing.T, s string) iggcon.Identifier {
 // createTopic creates stream (if needed) and topic with n partitions.
 func (e *env) createTopic(stream, topic string, n uint32) {
 	e.t.Helper()
-	cl := e.client()
-	if _, err := cl.GetStream(ident(e.t, stream)); err != nil {
-		if _, err := cl.CreateStream(stream); err != nil {
-			e.t.Fatalf("creating stream %s: %v", stream, err)
-		}
+	cl, ctx := e.client(), context.Background()
+	if err := cl.CreateStream(ctx, stream); err != nil && iggy.CodeOf(err) != iggy.CodeStreamNameAlreadyExists {
+		e.t.Fatalf("creating stream %s: %v", stream, err)
 	}
-	if _, err := cl.CreateTopic(ident(e.t, stream), topic, n, iggcon.CompressionAlgorithmNone, iggcon.IggyExpiryServerDefault, 0, nil); err != nil {
+	if err := cl.CreateTopic(ctx, ident(e.t, stream), iggy.TopicSpec{Name: topic, Partitions: n}); err != nil {
 		e.t.Fatalf("creating topic %s/%s: %v", stream, topic, err)
 	}
 }
@@ -178,23 +199,29 @@ func (e *env) createTopic(stream, topic string, n uint32) {
 // partitionCount returns the topic's partition count, or -1 if it is missing.
 func (e *env) partitionCount(stream, topic string) int {
 	e.t.Helper()
-	td, err := e.client().GetTopic(ident(e.t, stream), ident(e.t, topic))
-	if err != nil {
+	var td *iggy.Topic
+	err := e.with(func(c *iggy.Conn) (err error) {
+		td, err = c.GetTopic(context.Background(), ident(e.t, stream), ident(e.t, topic))
+		return err
+	})
+	if err != nil || td == nil {
 		return -1
 	}
-	return int(td.PartitionsCount)
+	return int(td.Partitions)
 }
 
 // poll reads every message of one partition.
-func (e *env) poll(stream, topic string, partition uint32) []iggcon.IggyMessage {
+func (e *env) poll(stream, topic string, partition uint32) []iggy.PolledMessage {
 	e.t.Helper()
-	cl := e.client()
-	var out []iggcon.IggyMessage
+	var out []iggy.PolledMessage
 	offset := uint64(0)
 	for {
-		p := partition
-		pm, err := cl.PollMessages(ident(e.t, stream), ident(e.t, topic), iggcon.DefaultConsumer(),
-			iggcon.OffsetPollingStrategy(offset), 1000, false, &p)
+		var pm *iggy.Polled
+		err := e.with(func(c *iggy.Conn) (err error) {
+			pm, err = c.Poll(context.Background(), &iggy.PollRequest{Stream: ident(e.t, stream), Topic: ident(e.t, topic),
+				Partition: partition, Strategy: iggy.PollOffset, Value: offset, Count: 1000})
+			return err
+		})
 		if err != nil {
 			e.t.Fatalf("polling %s/%s partition %d: %v", stream, topic, partition, err)
 		}
@@ -202,25 +229,25 @@ func (e *env) poll(stream, topic string, partition uint32) []iggcon.IggyMessage 
 			return out
 		}
 		out = append(out, pm.Messages...)
-		offset = pm.Messages[len(pm.Messages)-1].Header.Offset + 1
+		offset = pm.Messages[len(pm.Messages)-1].Offset + 1
 	}
 }
 
 // pollAll reads every message of every partition, by partition.
-func (e *env) pollAll(stream, topic string) map[uint32][]iggcon.IggyMessage {
+func (e *env) pollAll(stream, topic string) map[uint32][]iggy.PolledMessage {
 	e.t.Helper()
 	n := e.partitionCount(stream, topic)
 	if n < 0 {
 		e.t.Fatalf("topic %s/%s does not exist", stream, topic)
 	}
-	out := map[uint32][]iggcon.IggyMessage{}
+	out := map[uint32][]iggy.PolledMessage{}
 	for p := range uint32(n) {
 		out[p] = e.poll(stream, topic, p)
 	}
 	return out
 }
 
-func payloads(msgs []iggcon.IggyMessage) []string {
+func payloads(msgs []iggy.PolledMessage) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = string(m.Payload)
@@ -228,7 +255,7 @@ func payloads(msgs []iggcon.IggyMessage) []string {
 	return out
 }
 
-func sortedPayloads(byPart map[uint32][]iggcon.IggyMessage) []string {
+func sortedPayloads(byPart map[uint32][]iggy.PolledMessage) []string {
 	var out []string
 	for _, msgs := range byPart {
 		out = append(out, payloads(msgs)...)
@@ -249,7 +276,7 @@ func (e *env) outputYAML(yaml string) string {
 	return yaml
 }
 
-func (e *env) output(yaml string) *iggy.Output {
+func (e *env) output(yaml string) *iggyoutput.Output {
 	e.t.Helper()
 	out, err := newOutput(e.outputYAML(yaml))
 	if err != nil {
@@ -263,12 +290,12 @@ func (e *env) output(yaml string) *iggy.Output {
 	return out
 }
 
-func newOutput(yaml string) (*iggy.Output, error) {
-	pc, err := iggy.Spec().ParseYAML(yaml, nil)
+func newOutput(yaml string) (*iggyoutput.Output, error) {
+	pc, err := iggyoutput.Spec().ParseYAML(yaml, nil)
 	if err != nil {
 		return nil, err
 	}
-	return iggy.NewFromConfig(pc, service.MockResources())
+	return iggyoutput.NewFromConfig(pc, service.MockResources())
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
@@ -277,7 +304,7 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-func mustConnect(t *testing.T, out *iggy.Output) {
+func mustConnect(t *testing.T, out *iggyoutput.Output) {
 	t.Helper()
 	if err := out.Connect(ctxT(t, 15*time.Second)); err != nil {
 		t.Fatalf("Connect: %v", err)

@@ -1,4 +1,4 @@
-package iggy_test
+package iggyoutput_test
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/OneOfOne/xxhash"
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/iggy"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
-	"github.com/fluss-iggy/fluss-iggy/output/iggy"
+	iggyoutput "github.com/fluss-iggy/fluss-iggy/output/iggy"
 )
 
 // keyedOutput is the output config of the messages_key tests.
@@ -22,7 +22,7 @@ func keyedOutput(stream, topic string) string {
 
 // keyedTopic makes a topic "t" with the given partitions in a new stream
 // and a connected messages_key output for it.
-func keyedTopic(t *testing.T, partitions uint32) (*env, string, *iggy.Output) {
+func keyedTopic(t *testing.T, partitions uint32) (*env, string, *iggyoutput.Output) {
 	t.Helper()
 	e := newEnv(t)
 	stream := e.stream()
@@ -34,7 +34,7 @@ func keyedTopic(t *testing.T, partitions uint32) (*env, string, *iggy.Output) {
 
 // partitionOf returns the partition every message of the topic was stored
 // in, by payload.
-func partitionOf(byPart map[uint32][]iggcon.IggyMessage) map[string]uint32 {
+func partitionOf(byPart map[uint32][]iggy.PolledMessage) map[string]uint32 {
 	out := map[string]uint32{}
 	for p, msgs := range byPart {
 		for _, m := range msgs {
@@ -46,7 +46,7 @@ func partitionOf(byPart map[uint32][]iggcon.IggyMessage) map[string]uint32 {
 
 // TestMessagesKeyPlacementMatchesIggy sends the same keys once through the
 // output, which picks the partition itself and sends one request per
-// partition, and once through the SDK with Iggy's own messages_key
+// partition, and once with Iggy's own messages_key
 // partitioning (one request per key): every key must land on the same
 // partition both ways. Against a real server this checks the output's
 // choice against Iggy's; the order within a partition is the batch order.
@@ -81,23 +81,21 @@ func TestMessagesKeyPlacementMatchesIggy(t *testing.T) {
 
 	cl := e.client()
 	for i, k := range keys {
-		key, err := iggcon.EntityIdString(k)
+		key, err := iggy.MessagesKey([]byte(k))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := iggcon.NewIggyMessage([]byte(fmt.Sprintf("%s/%03d", k, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.SendMessages(ident(t, stream), ident(t, "iggys"), key, []iggcon.IggyMessage{m}); err != nil {
-			t.Fatalf("SDK send of key %s: %v", k, err)
+		b := iggy.Batch{Stream: ident(t, stream), Topic: ident(t, "iggys"), Partitioning: key,
+			Messages: []iggy.Message{{Payload: []byte(fmt.Sprintf("%s/%03d", k, i))}}}
+		if _, err := cl.Send(ctxT(t, 10*time.Second), &b); err != nil {
+			t.Fatalf("send of key %s with Iggy's messages_key: %v", k, err)
 		}
 	}
 
 	ours, iggys := e.pollAll(stream, "ours"), e.pollAll(stream, "iggys")
 	got, want := partitionOf(ours), partitionOf(iggys)
 	if len(got) != len(batch) || len(want) != len(batch) {
-		t.Fatalf("stored %d messages through the output and %d through the SDK, want %d each", len(got), len(want), len(batch))
+		t.Fatalf("stored %d messages through the output and %d with Iggy's messages_key, want %d each", len(got), len(want), len(batch))
 	}
 	for payload, p := range want {
 		if got[payload] != p {
@@ -189,7 +187,7 @@ func TestMessagesKeyPartitionsRemoved(t *testing.T) {
 	if err := out.WriteBatch(ctxT(t, 10*time.Second), service.MessageBatch{msg("first", "k", byPart[0])}); err != nil {
 		t.Fatalf("first WriteBatch: %v", err)
 	}
-	if err := e.client().DeletePartitions(ident(t, stream), ident(t, "t"), 2); err != nil {
+	if err := e.needFaults().DeletePartitions(stream, "t", 2); err != nil {
 		t.Fatalf("deleting 2 partitions: %v", err)
 	}
 	batch := service.MessageBatch{msg("p3", "k", byPart[3]), msg("p0", "k", byPart[0])}

@@ -1,4 +1,4 @@
-package iggy
+package iggyoutput
 
 import (
 	"encoding/binary"
@@ -8,19 +8,19 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"time"
 
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"github.com/google/uuid"
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/iggy"
 )
 
 // Limits the Iggy 0.8 server and SDK put on one message.
 const (
-	maxPayloadBytes     = iggcon.MaxPayloadSize     // 10,000,000 bytes
-	maxUserHeadersBytes = iggcon.MaxUserHeadersSize // 100,000 bytes on the wire
-	maxHeaderPartBytes  = 255                       // header key or value
-	maxKeyBytes         = 255                       // messages_key partitioning
+	maxPayloadBytes     = iggy.MaxPayloadBytes     // 10,000,000 bytes
+	maxUserHeadersBytes = iggy.MaxUserHeadersBytes // 100,000 bytes on the wire
+	maxHeaderPartBytes  = 255                      // header key or value
+	maxKeyBytes         = 255                      // messages_key partitioning
 )
 
 // messageBuilder turns the messages of one batch into Iggy messages. It
@@ -30,8 +30,7 @@ const (
 type messageBuilder struct {
 	headers *service.MetadataFilter
 	idExec  *service.MessageBatchInterpolationExecutor
-	flussID bool   // idExec is DeterministicIDMapping: try flussMessageID first
-	now     uint64 // origin timestamp of the batch, µs since the epoch
+	flussID bool // idExec is DeterministicIDMapping: try flussMessageID first
 
 	kv     []metaKV
 	arena  []byte
@@ -47,22 +46,22 @@ type metaKV struct {
 }
 
 func newMessageBuilder(headers *service.MetadataFilter, idExec *service.MessageBatchInterpolationExecutor, messages int) *messageBuilder {
-	return &messageBuilder{headers: headers, idExec: idExec, now: uint64(time.Now().UnixMicro()), expect: messages}
+	return &messageBuilder{headers: headers, idExec: idExec, expect: messages}
 }
 
 // build turns message i of the batch into an Iggy message, checking every
 // rule the server would enforce so that a message Iggy can never accept is
 // rejected on its own with an error that names the rule.
-func (b *messageBuilder) build(msg *service.Message, i int) (iggcon.IggyMessage, error) {
+func (b *messageBuilder) build(msg *service.Message, i int) (iggy.Message, error) {
 	payload, err := msg.AsBytes()
 	if err != nil {
-		return iggcon.IggyMessage{}, fmt.Errorf("reading payload: %w", err)
+		return iggy.Message{}, fmt.Errorf("reading payload: %w", err)
 	}
 	if len(payload) == 0 {
-		return iggcon.IggyMessage{}, errors.New("payload is empty: Iggy accepts payloads of 1 to 10000000 bytes")
+		return iggy.Message{}, errors.New("payload is empty: Iggy accepts payloads of 1 to 10000000 bytes")
 	}
 	if len(payload) > maxPayloadBytes {
-		return iggcon.IggyMessage{}, fmt.Errorf("payload is %d bytes: Iggy accepts payloads of 1 to %d bytes", len(payload), maxPayloadBytes)
+		return iggy.Message{}, fmt.Errorf("payload is %d bytes: Iggy accepts payloads of 1 to %d bytes", len(payload), maxPayloadBytes)
 	}
 	var id [16]byte
 	done := false
@@ -72,28 +71,19 @@ func (b *messageBuilder) build(msg *service.Message, i int) (iggcon.IggyMessage,
 	if b.idExec != nil && !done {
 		s, err := b.idExec.TryString(i)
 		if err != nil {
-			return iggcon.IggyMessage{}, fmt.Errorf("interpolating message_id: %w", err)
+			return iggy.Message{}, fmt.Errorf("interpolating message_id: %w", err)
 		}
 		if id, err = ParseMessageID(s); err != nil {
-			return iggcon.IggyMessage{}, fmt.Errorf("message_id: %w", err)
+			return iggy.Message{}, fmt.Errorf("message_id: %w", err)
 		}
 	}
 	var userHeaders []byte
 	if b.headers != nil {
 		if userHeaders, err = b.userHeaders(msg); err != nil {
-			return iggcon.IggyMessage{}, err
+			return iggy.Message{}, err
 		}
 	}
-	return iggcon.IggyMessage{
-		Header: iggcon.MessageHeader{
-			Id:               id,
-			OriginTimestamp:  b.now,
-			PayloadLength:    uint32(len(payload)),
-			UserHeaderLength: uint32(len(userHeaders)),
-		},
-		Payload:     payload,
-		UserHeaders: userHeaders,
-	}, nil
+	return iggy.Message{ID: id, Payload: payload, UserHeaders: userHeaders}, nil
 }
 
 // userHeaders encodes the metadata matched by the filter as Iggy user
@@ -124,7 +114,7 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 	}
 	start := len(b.arena)
 	for _, h := range b.kv {
-		b.arena = append(b.arena, byte(iggcon.String))
+		b.arena = append(b.arena, byte(iggy.HeaderString))
 		b.arena = binary.LittleEndian.AppendUint32(b.arena, uint32(len(h.key)))
 		b.arena = append(b.arena, h.key...)
 		kindAt := len(b.arena)
@@ -158,71 +148,71 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 // appendHeaderValue appends one metadata value in the Iggy header kind that
 // matches its Go type (numbers little-endian, as Iggy encodes them) and
 // returns the kind.
-func appendHeaderValue(dst *[]byte, msg *service.Message, key string, v any) iggcon.HeaderKind {
+func appendHeaderValue(dst *[]byte, msg *service.Message, key string, v any) iggy.HeaderKind {
 	le := binary.LittleEndian
 	switch t := v.(type) {
 	case string:
 		*dst = append(*dst, t...)
-		return iggcon.String
+		return iggy.HeaderString
 	case []byte:
 		*dst = append(*dst, t...)
-		return iggcon.Raw
+		return iggy.HeaderRaw
 	case bool:
 		b := byte(0)
 		if t {
 			b = 1
 		}
 		*dst = append(*dst, b)
-		return iggcon.Bool
+		return iggy.HeaderBool
 	case int:
 		*dst = le.AppendUint64(*dst, uint64(int64(t)))
-		return iggcon.Int64
+		return iggy.HeaderInt64
 	case int8:
 		*dst = append(*dst, byte(t))
-		return iggcon.Int8
+		return iggy.HeaderInt8
 	case int16:
 		*dst = le.AppendUint16(*dst, uint16(t))
-		return iggcon.Int16
+		return iggy.HeaderInt16
 	case int32:
 		*dst = le.AppendUint32(*dst, uint32(t))
-		return iggcon.Int32
+		return iggy.HeaderInt32
 	case int64:
 		*dst = le.AppendUint64(*dst, uint64(t))
-		return iggcon.Int64
+		return iggy.HeaderInt64
 	case uint:
 		*dst = le.AppendUint64(*dst, uint64(t))
-		return iggcon.Uint64
+		return iggy.HeaderUint64
 	case uint8:
 		*dst = append(*dst, t)
-		return iggcon.Uint8
+		return iggy.HeaderUint8
 	case uint16:
 		*dst = le.AppendUint16(*dst, t)
-		return iggcon.Uint16
+		return iggy.HeaderUint16
 	case uint32:
 		*dst = le.AppendUint32(*dst, t)
-		return iggcon.Uint32
+		return iggy.HeaderUint32
 	case uint64:
 		*dst = le.AppendUint64(*dst, t)
-		return iggcon.Uint64
+		return iggy.HeaderUint64
 	case float32:
 		*dst = le.AppendUint32(*dst, math.Float32bits(t))
-		return iggcon.Float
+		return iggy.HeaderFloat
 	case float64:
 		*dst = le.AppendUint64(*dst, math.Float64bits(t))
-		return iggcon.Double
+		return iggy.HeaderDouble
 	case interface{ Int64() (int64, error) }: // json.Number
 		if n, err := t.Int64(); err == nil {
 			*dst = le.AppendUint64(*dst, uint64(n))
-			return iggcon.Int64
+			return iggy.HeaderInt64
 		}
 		if f, err := strconv.ParseFloat(fmt.Sprint(t), 64); err == nil {
 			*dst = le.AppendUint64(*dst, math.Float64bits(f))
-			return iggcon.Double
+			return iggy.HeaderDouble
 		}
 	}
 	s, _ := msg.MetaGet(key)
 	*dst = append(*dst, s...)
-	return iggcon.String
+	return iggy.HeaderString
 }
 
 // ParseMessageID parses a message id as the iggy output accepts it: empty (the

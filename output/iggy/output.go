@@ -1,15 +1,14 @@
-// Package iggy is the `iggy` batch output: it writes messages to Apache Iggy
-// streams and topics with the Iggy Go SDK v0.8.0 (Iggy server 0.8.x) and
-// acknowledges a batch only once Iggy has confirmed every message of it.
+// Package iggyoutput is the `iggy` batch output: it writes messages to
+// Apache Iggy streams and topics with our own Iggy client (package iggy,
+// Iggy server 0.8 and 0.9) and acknowledges a batch only once Iggy has
+// confirmed every message of it (and, with ack_after, saved it).
 //
-// The SDK blocks forever when the server is down, never reconnects, sets no
-// deadlines and runs one request at a time per connection. This package
-// bounds every SDK call with a timeout (closing the socket when it runs out),
-// keeps a pool of max_in_flight logged-in connections, turns a lost
-// connection into service.ErrNotConnected so that Benthos reconnects and
-// sends the batch again, and rejects a message Iggy can never accept on its
-// own with a service.BatchError naming the rule it broke.
-package iggy
+// Connections come from a pool of max_in_flight logged-in connections, one
+// request at a time each; a lost connection becomes service.ErrNotConnected
+// so that Benthos reconnects (with our backoff) and sends the batch again; a
+// message Iggy can never accept is rejected on its own with a
+// service.BatchError naming the rule it broke.
+package iggyoutput
 
 import (
 	"context"
@@ -17,54 +16,71 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/OneOfOne/xxhash"
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
-	ierror "github.com/apache/iggy/foreign/go/errors"
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/iggy"
+	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 )
 
 // maxRequestBytes caps the messages carried by one SendMessages request; a
 // larger group is sent in several requests.
 const maxRequestBytes = 16 << 20
 
+func hash64(b []byte) uint64 { return xxhash.Checksum64(b) }
+
 // Output is the iggy batch output. Create it with NewFromConfig.
 type Output struct {
 	conf        outputConfig
 	log         *service.Logger
-	dialer      *dialer
-	pool        *pool
+	conn        *connector
+	pool        *iggy.Pool
 	batchPolicy service.BatchPolicy
 	maxInFlight int
-	topics      topicCache // partition counts for messages_key
+	topics      topicCache // partition counts for messages_key and flushes
+	left        undelivered
+	inFlight    atomic.Int64 // messages inside WriteBatch
+	unwatch     func()
 }
 
 // NewFromConfig builds an iggy output from its parsed configuration. It does
-// no I/O beyond reading a configured CA file; Connect opens connections.
+// no I/O beyond reading configured TLS files; Connect opens connections.
 func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output, error) {
 	c, err := parseConfig(conf)
 	if err != nil {
 		return nil, err
 	}
-	o := &Output{
+	return &Output{
 		conf:        c,
 		log:         mgr.Logger(),
+		conn:        &connector{opts: c.client, log: mgr.Logger()},
 		batchPolicy: c.batchPolicy,
 		maxInFlight: c.maxInFlight,
-	}
-	o.dialer = &dialer{conf: &o.conf}
-	o.pool = newPool(c.maxInFlight, o.dialer.dial)
-	return o, nil
+	}, nil
 }
 
-// Connect makes sure a logged-in connection to Iggy is ready. It never
-// blocks longer than the configured timeout, so a server that is down only
-// makes Benthos retry it with back-off.
+// Connect makes sure a logged-in connection to Iggy is ready; the first
+// call starts the connection pool. A failure asks Benthos to wait a backoff
+// that grows to 30s; a server whose protocol we do not speak stops the
+// pipeline.
 func (o *Output) Connect(ctx context.Context) error {
-	if err := o.pool.ready(ctx); err != nil {
-		return err
+	if o.pool == nil {
+		o.pool = iggy.NewPool(o.maxInFlight, o.conf.keepAlive, o.conn.dial)
+		o.unwatch = stop.Watch(func() string { return o.conn.stuck(o.undelivered()) })
 	}
-	o.log.Debugf("Connected to Iggy at %s", o.conf.address)
+	if err := o.pool.Ready(ctx); err != nil {
+		if ctx.Err() != nil || errors.Is(err, iggy.ErrClosed) {
+			return err
+		}
+		return o.conn.failed(err)
+	}
+	if o.conf.ackAfter != ackAfterSend && o.conn.server().Version == iggy.Version09 {
+		return o.conn.failed(&fatalError{fmt.Sprintf("ack_after: %s needs Iggy's FlushUnsavedBuffer, which Iggy 0.9 servers refuse (FeatureUnavailable); "+
+			"in 0.9 durability is a setting of each topic (messages_required_to_save, enforce_fsync, given when the topic is created): use ack_after: send with topics created that way", o.conf.ackAfter)})
+	}
+	o.conn.succeeded()
 	return nil
 }
 
@@ -72,14 +88,16 @@ func (o *Output) Connect(ctx context.Context) error {
 // partitioning, in batch order.
 type group struct {
 	stream, topic string
-	streamID      iggcon.Identifier
-	topicID       iggcon.Identifier
-	partitioning  iggcon.Partitioning
+	streamID      iggy.Identifier
+	topicID       iggy.Identifier
+	partitioning  iggy.Partitioning
+	partition     uint32 // with a partition id, chosen or computed
 	byKey         bool   // partitioning is a partition the output chose by message key
 	where         string // for errors: stream, topic and partition or key
 	size          int    // messages of the batch that go here
 	idx           []int
-	msgs          []iggcon.IggyMessage
+	msgs          []iggy.Message
+	landed        []iggy.Appended // where the group's requests landed, when the dialect says
 }
 
 // groupKey is where a message goes: a stream, a topic and either a
@@ -98,24 +116,59 @@ type failure struct {
 }
 
 // WriteBatch sends the batch and returns nil only once Iggy has confirmed
-// every message. Messages Iggy can never accept are reported in a
-// *service.BatchError while the others are delivered; a lost or hung
-// connection returns service.ErrNotConnected so the batch is sent again
-// after Connect.
+// every message (and, with ack_after, saved it). Messages Iggy can never
+// accept are reported in a *service.BatchError while the others are
+// delivered; a lost or hung connection returns service.ErrNotConnected so
+// the batch is sent again after Connect.
 func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	c, err := o.pool.acquire(ctx)
+	o.inFlight.Add(int64(len(batch)))
+	defer o.inFlight.Add(-int64(len(batch)))
+	err := o.writeBatch(ctx, batch)
+	var berr *service.BatchError
+	if err == nil || errors.As(err, &berr) {
+		o.left.delivered(batch)
+	} else {
+		o.left.failed(batch)
+	}
+	return err
+}
+
+func (o *Output) writeBatch(ctx context.Context, batch service.MessageBatch) error {
+	c, err := o.pool.Acquire(ctx)
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, errClosed) {
+		if ctx.Err() != nil || errors.Is(err, iggy.ErrClosed) {
 			return err
 		}
+		if iggy.IsPermanent(err) {
+			return o.conn.failed(err)
+		}
+		o.conn.down(err)
 		o.log.Warnf("Iggy connection failed: %v", err)
 		return service.ErrNotConnected
 	}
 	var failed []failure
 	fail := func(i int, err error) { failed = append(failed, failure{i, err}) }
+	groups, err := o.sendBatch(ctx, c, batch, fail)
+	if err == nil && o.conf.ackAfter != ackAfterSend {
+		err = o.flush(ctx, c, groups)
+	}
+	o.pool.Release(c)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		o.log.Warnf("Lost the Iggy connection, reconnecting to send the batch again: %v", err)
+		return service.ErrNotConnected
+	}
+	return batchError(batch, failed)
+}
+
+// sendBatch groups the batch and sends every group; it returns the groups
+// and only a connection failure.
+func (o *Output) sendBatch(ctx context.Context, c *iggy.Conn, batch service.MessageBatch, fail func(int, error)) ([]*group, error) {
 	var partitions partitionsFunc
 	if o.conf.partitioning == partitioningKey {
 		partitions = func(stream, topic string) (uint32, error) {
@@ -123,25 +176,19 @@ func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) err
 		}
 	}
 	groups, err := o.groupBatch(batch, partitions, fail)
-	if err == nil {
-		for _, g := range groups {
-			if err = o.sendGroup(ctx, c, g, fail); err != nil {
-				break
-			}
-		}
-	}
-	o.pool.release(c)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if o.pool.isClosed() {
-			return errClosed
-		}
-		o.log.Warnf("Lost the Iggy connection, reconnecting to send the batch again: %v", err)
-		return service.ErrNotConnected
+		return nil, err
 	}
+	for _, g := range groups {
+		if err := o.sendGroup(ctx, c, g, fail); err != nil {
+			return nil, err
+		}
+	}
+	return groups, nil
+}
 
+// batchError reports the messages Iggy rejected, or nil.
+func batchError(batch service.MessageBatch, failed []failure) error {
 	if len(failed) == 0 {
 		return nil
 	}
@@ -274,7 +321,7 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 	}
 	for _, g := range groups {
 		g.idx = make([]int, 0, g.size)
-		g.msgs = make([]iggcon.IggyMessage, 0, g.size)
+		g.msgs = make([]iggy.Message, 0, g.size)
 	}
 	for i, g := range dests {
 		if g == nil {
@@ -301,33 +348,29 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 func (o *Output) newGroup(k groupKey) (*group, error) {
 	g := &group{stream: k.stream, topic: k.topic}
 	var err error
-	if g.streamID, err = identifier(k.stream); err != nil {
+	if g.streamID, err = iggy.ParseIdentifier(k.stream); err != nil {
 		return nil, fmt.Errorf("stream %q: %w", k.stream, err)
 	}
-	if g.topicID, err = identifier(k.topic); err != nil {
+	if g.topicID, err = iggy.ParseIdentifier(k.topic); err != nil {
 		return nil, fmt.Errorf("topic %q: %w", k.topic, err)
 	}
 	g.where = fmt.Sprintf("stream %q topic %q", k.stream, k.topic)
 	switch {
 	case k.byKey:
-		g.partitioning = iggcon.PartitionId(k.partition)
-		g.byKey = true
+		g.partitioning, g.partition, g.byKey = iggy.PartitionID(k.partition), k.partition, true
 		g.where += fmt.Sprintf(" partition %d (by message key)", k.partition)
 	case o.conf.partitioning == partitioningBalanced:
-		g.partitioning = iggcon.None()
+		g.partitioning = iggy.Balanced()
 	case o.conf.partitioning == partitioningPartition:
 		p, err := strconv.ParseUint(k.part, 10, 32)
 		if err != nil {
 			return nil, fmt.Errorf("partition %q is not a partition id (a number from 0 to 4294967295)", k.part)
 		}
-		g.partitioning = iggcon.PartitionId(uint32(p))
+		g.partitioning, g.partition = iggy.PartitionID(uint32(p)), uint32(p)
 		g.where += fmt.Sprintf(" partition %d", p)
 	case o.conf.partitioning == partitioningKey:
-		if err := checkKey(k.part); err != nil {
+		if g.partitioning, err = iggy.MessagesKey([]byte(k.part)); err != nil {
 			return nil, err
-		}
-		if g.partitioning, err = iggcon.EntityIdBytes([]byte(k.part)); err != nil {
-			return nil, fmt.Errorf("message key: %w", err)
 		}
 		g.where += fmt.Sprintf(" key %.64q", k.part)
 	}
@@ -336,35 +379,17 @@ func (o *Output) newGroup(k groupKey) (*group, error) {
 
 // checkKey applies Iggy's rule for message keys.
 func checkKey(key string) error {
-	if len(key) == 0 || len(key) > maxKeyBytes {
-		return fmt.Errorf("message key is %d bytes: Iggy message keys must be 1 to %d bytes", len(key), maxKeyBytes)
-	}
-	return nil
-}
-
-// identifier reads a stream or topic: digits are a numeric id, anything
-// else a name.
-func identifier(s string) (iggcon.Identifier, error) {
-	if isDecimal(s) {
-		n, err := strconv.ParseUint(s, 10, 32)
-		if err != nil {
-			return iggcon.Identifier{}, errors.New("numeric ids must fit in 32 bits")
-		}
-		return iggcon.NewIdentifier(uint32(n))
-	}
-	if len(s) == 0 || len(s) > 255 {
-		return iggcon.Identifier{}, fmt.Errorf("names must be 1 to 255 bytes, got %d", len(s))
-	}
-	return iggcon.NewIdentifier(s)
+	_, err := iggy.MessagesKey([]byte(key))
+	return err
 }
 
 // sendGroup sends one group in requests of at most maxRequestBytes. An error
 // the server answered with fails the group's remaining messages through
 // fail; only a connection failure (or ctx) is returned.
-func (o *Output) sendGroup(ctx context.Context, c *conn, g *group, fail func(int, error)) error {
+func (o *Output) sendGroup(ctx context.Context, c *iggy.Conn, g *group, fail func(int, error)) error {
 	start, size := 0, 0
 	for i, m := range g.msgs {
-		n := iggcon.MessageHeaderSize + len(m.Payload) + len(m.UserHeaders) + 16
+		n := messageOverhead + len(m.Payload) + len(m.UserHeaders)
 		if i > start && size+n > maxRequestBytes {
 			if err := o.sendChunk(ctx, c, g, start, i, fail); err != nil {
 				return err
@@ -376,36 +401,36 @@ func (o *Output) sendGroup(ctx context.Context, c *conn, g *group, fail func(int
 	return o.sendChunk(ctx, c, g, start, len(g.msgs), fail)
 }
 
+// messageOverhead is the most a message costs on the wire beyond its payload
+// and headers, in any dialect.
+const messageOverhead = 80
+
 // sendChunk sends g.msgs[from:to]. When the stream or topic is missing and
 // may be created, it creates them and sends once more. When the server
 // refuses, the chunk's messages and the rest of the group are failed.
-func (o *Output) sendChunk(ctx context.Context, c *conn, g *group, from, to int, fail func(int, error)) error {
+func (o *Output) sendChunk(ctx context.Context, c *iggy.Conn, g *group, from, to int, fail func(int, error)) error {
 	if from >= len(g.msgs) || g.idx == nil {
 		return nil
 	}
-	send := func() error {
-		return c.do(ctx, "sending messages to "+g.where, func(iggcon.Client) error {
-			return c.sendMessages(g.streamID, g.topicID, g.partitioning, g.msgs[from:to])
-		})
-	}
-	err := send()
-	if err != nil && !isTransportError(err) && ctx.Err() == nil && (o.conf.createStream || o.conf.createTopic) {
+	b := iggy.Batch{Stream: g.streamID, Topic: g.topicID, Partitioning: g.partitioning,
+		OriginTimestamp: o.now(), Messages: g.msgs[from:to]}
+	landed, err := c.Send(ctx, &b)
+	if err != nil && !isConnLost(err) && iggy.IsNotFound(err) && (o.conf.createStream || o.conf.createTopic) {
 		created, cerr := o.create(ctx, c, g)
 		switch {
-		case cerr != nil && isTransportError(cerr):
+		case cerr != nil && isConnLost(cerr):
 			return cerr
 		case cerr != nil:
 			err = fmt.Errorf("%w; then %v", err, cerr)
 		case created:
-			err = send()
+			landed, err = c.Send(ctx, &b)
 		}
 	}
 	if err == nil {
+		g.landed = append(g.landed, landed...)
 		return nil
 	}
-	// Everything but an answer from the server (timeouts, a closed or
-	// broken connection, ctx) means the connection is gone.
-	if isTransportError(err) || ctx.Err() != nil {
+	if isConnLost(err) || ctx.Err() != nil {
 		return err
 	}
 	if g.byKey {
@@ -413,7 +438,7 @@ func (o *Output) sendChunk(ctx context.Context, c *conn, g *group, from, to int,
 		// the messages come back.
 		o.topics.forget(g.stream, g.topic)
 	}
-	err = o.explain(g, err)
+	err = o.explain(g, o.whichMissing(ctx, c, g, err))
 	for _, i := range g.idx[from:] {
 		fail(i, err)
 	}
@@ -424,35 +449,27 @@ func (o *Output) sendChunk(ctx context.Context, c *conn, g *group, from, to int,
 // create makes the group's stream and topic when they are missing and the
 // configuration allows it, and says whether it created anything. It only
 // runs after a send failed, so a working pipeline pays nothing for it.
-func (o *Output) create(ctx context.Context, c *conn, g *group) (created bool, err error) {
-	if o.conf.createStream && g.streamID.Kind == iggcon.StringId {
-		err = c.do(ctx, "creating stream "+g.stream, func(cl iggcon.Client) error {
-			_, err := cl.CreateStream(g.stream)
-			return err
-		})
-		switch {
+func (o *Output) create(ctx context.Context, c *iggy.Conn, g *group) (created bool, err error) {
+	if o.conf.createStream && g.streamID.Kind == iggy.KindName {
+		switch err = c.CreateStream(ctx, g.stream); {
 		case err == nil:
 			created = true
 			o.log.Infof("Created Iggy stream %q", g.stream)
-		case errors.Is(err, ierror.ErrStreamNameAlreadyExists):
+		case iggy.CodeOf(err) == iggy.CodeStreamNameAlreadyExists:
 			err = nil
 		default:
 			return false, fmt.Errorf("creating stream %q: %w", g.stream, err)
 		}
 	}
-	if o.conf.createTopic && g.topicID.Kind == iggcon.StringId {
-		err = c.do(ctx, "creating topic "+g.topic, func(cl iggcon.Client) error {
-			_, err := cl.CreateTopic(g.streamID, g.topic, o.conf.partitions, iggcon.CompressionAlgorithmNone,
-				o.conf.expiry, o.conf.maxTopicSize, nil)
-			return err
-		})
-		switch {
+	if o.conf.createTopic && g.topicID.Kind == iggy.KindName {
+		spec := iggy.TopicSpec{Name: g.topic, Partitions: o.conf.partitions, MessageExpiry: o.conf.expiry, MaxTopicSize: o.conf.maxTopicSize}
+		switch err = c.CreateTopic(ctx, g.streamID, spec); {
 		case err == nil:
 			created = true
 			o.log.Infof("Created Iggy topic %q in stream %q with %d partitions", g.topic, g.stream, o.conf.partitions)
-		case errors.Is(err, ierror.ErrTopicNameAlreadyExists):
+		case iggy.CodeOf(err) == iggy.CodeTopicNameAlreadyExists:
 			err = nil
-		case isNotFound(err):
+		case iggy.IsNotFound(err):
 			// The stream is missing and was not created; explain says so.
 			err = nil
 		default:
@@ -462,30 +479,30 @@ func (o *Output) create(ctx context.Context, c *conn, g *group) (created bool, e
 	return created, err
 }
 
-func isNotFound(err error) bool {
-	var ie ierror.IggyError
-	if !errors.As(err, &ie) {
-		return false
+// whichMissing turns Iggy 0.9's ResourceNotFound, which does not say what
+// is missing, into the 0.8 code that does, by reading the stream and topic.
+// For keyed groups it stays as it is: the partition is what went missing.
+func (o *Output) whichMissing(ctx context.Context, c *iggy.Conn, g *group, err error) error {
+	if iggy.CodeOf(err) != iggy.CodeResourceNotFound || g.byKey {
+		return err
 	}
-	switch ie.Code() {
-	case ierror.StreamIdNotFoundCode, ierror.StreamNameNotFoundCode, ierror.TopicIdNotFoundCode, ierror.TopicNameNotFoundCode:
-		return true
+	if ok, serr := c.StreamExists(ctx, g.streamID); serr == nil && !ok {
+		return fmt.Errorf("%w (Iggy answered: %w)", &iggy.ServerError{Code: iggy.CodeStreamNameNotFound}, err)
 	}
-	return false
+	if t, terr := c.GetTopic(ctx, g.streamID, g.topicID); terr == nil && t == nil {
+		return fmt.Errorf("%w (Iggy answered: %w)", &iggy.ServerError{Code: iggy.CodeTopicNameNotFound}, err)
+	}
+	return err
 }
 
 // explain turns a server error into one that says which rule was broken.
 func (o *Output) explain(g *group, err error) error {
-	var ie ierror.IggyError
-	if !errors.As(err, &ie) {
-		return fmt.Errorf("sending to %s: %w", g.where, err)
-	}
-	switch ie.Code() {
-	case ierror.StreamIdNotFoundCode, ierror.StreamNameNotFoundCode:
+	switch {
+	case iggy.IsStreamNotFound(err):
 		return fmt.Errorf("sending to %s: the stream does not exist and %s: %w", g.where, o.missingHint(o.conf.createStream, g.streamID, "create_stream"), err)
-	case ierror.TopicIdNotFoundCode, ierror.TopicNameNotFoundCode:
+	case iggy.IsTopicNotFound(err):
 		return fmt.Errorf("sending to %s: the topic does not exist and %s: %w", g.where, o.missingHint(o.conf.createTopic, g.topicID, "create_topic"), err)
-	case ierror.PartitionNotFoundCode:
+	case iggy.CodeOf(err) == iggy.CodePartitionNotFound || iggy.CodeOf(err) == iggy.CodeResourceNotFound:
 		if g.byKey {
 			return fmt.Errorf("sending to %s: the topic has fewer partitions than it had when its count was read; the count will be read again: %w", g.where, err)
 		}
@@ -494,18 +511,34 @@ func (o *Output) explain(g *group, err error) error {
 	return fmt.Errorf("sending to %s: %w", g.where, err)
 }
 
-func (o *Output) missingHint(enabled bool, id iggcon.Identifier, field string) string {
+func (o *Output) missingHint(enabled bool, id iggy.Identifier, field string) string {
 	if !enabled {
 		return field + " is off"
 	}
-	if id.Kind == iggcon.NumericId {
+	if id.Kind == iggy.KindNumeric {
 		return field + " only creates entities given by name"
 	}
 	return field + " could not create it"
 }
 
-// Close closes every connection, including ones with a request in flight,
-// and returns by ctx's deadline even when the SDK is stuck.
+// undelivered counts the messages handed to the output and not delivered.
+func (o *Output) undelivered() int { return o.left.count() + int(o.inFlight.Load()) }
+
+// Close closes every connection, including ones with a request in flight.
+// When messages were left undelivered (Iggy was unreachable at shutdown),
+// it says how many and makes the process exit non-zero: they were not
+// acknowledged, so the input has not committed their offsets.
 func (o *Output) Close(ctx context.Context) error {
-	return o.pool.close(ctx)
+	if o.unwatch != nil {
+		o.unwatch()
+	}
+	if n := o.undelivered(); n > 0 {
+		err := fmt.Errorf("%d messages were %w (not acknowledged, so their offsets are not committed; they are read again on the next start)", n, errNotDelivered)
+		o.log.Errorf("%v", err)
+		stop.Fail(err)
+	}
+	if o.pool == nil {
+		return nil
+	}
+	return o.pool.Close(ctx)
 }

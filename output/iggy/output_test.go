@@ -1,4 +1,4 @@
-package iggy_test
+package iggyoutput_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,9 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/iggy"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
-	"github.com/fluss-iggy/fluss-iggy/output/iggy"
+	iggyoutput "github.com/fluss-iggy/fluss-iggy/output/iggy"
 )
 
 func TestPartitioningBalanced(t *testing.T) {
@@ -151,14 +153,14 @@ max_topic_size: 1GiB
 		t.Fatalf("WriteBatch: %v", err)
 	}
 	cl := e.client()
-	td, err := cl.GetTopic(ident(t, stream), ident(t, "a"))
-	if err != nil {
+	td, err := cl.GetTopic(ctxT(t, 10*time.Second), ident(t, stream), ident(t, "a"))
+	if err != nil || td == nil {
 		t.Fatalf("topic a was not created: %v", err)
 	}
-	if td.PartitionsCount != 3 {
-		t.Errorf("topic a has %d partitions, want 3", td.PartitionsCount)
+	if td.Partitions != 3 {
+		t.Errorf("topic a has %d partitions, want 3", td.Partitions)
 	}
-	if td.MessageExpiry != iggcon.Duration(72*time.Hour/time.Microsecond) {
+	if td.MessageExpiry != uint64(72*time.Hour/time.Microsecond) {
 		t.Errorf("topic a expiry %d µs, want 72h", td.MessageExpiry)
 	}
 	if td.MaxTopicSize != 1<<30 {
@@ -301,7 +303,7 @@ headers:
 	}
 
 	got := e.pollAll(stream, "t")
-	find := func(payload string) (iggcon.IggyMessage, uint32) {
+	find := func(payload string) (iggy.PolledMessage, uint32) {
 		for p, msgs := range got {
 			for _, m := range msgs {
 				if string(m.Payload) == payload {
@@ -310,7 +312,7 @@ headers:
 			}
 		}
 		t.Fatalf("message %q not stored", payload)
-		return iggcon.IggyMessage{}, 0
+		return iggy.PolledMessage{}, 0
 	}
 	type hdr struct {
 		kind iggcon.HeaderKind
@@ -341,9 +343,9 @@ headers:
 		if p != c.part {
 			t.Errorf("%s: partition %d, want %d", c.payload, p, c.part)
 		}
-		wantID, _ := iggy.ParseMessageID(c.id)
-		if m.Header.Id != wantID {
-			t.Errorf("%s: id %x, want %x", c.payload, m.Header.Id, wantID)
+		wantID, _ := iggyoutput.ParseMessageID(c.id)
+		if m.ID != wantID {
+			t.Errorf("%s: id %x, want %x", c.payload, m.ID, wantID)
 		}
 		hs, err := iggcon.DeserializeHeaders(m.UserHeaders)
 		if err != nil {
@@ -372,11 +374,11 @@ headers:
 			}
 		}
 	}
-	if m, _ := find("server-id"); m.Header.Id == [16]byte{} {
+	if m, _ := find("server-id"); m.ID == [16]byte{} {
 		t.Errorf("server-id: the server did not assign an id")
 	}
-	if m, _ := find("uuid"); iggy.FormatMessageID(m.Header.Id) != "01234567-89ab-cdef-0123-456789abcdef" {
-		t.Errorf("uuid id reads back as %s", iggy.FormatMessageID(m.Header.Id))
+	if m, _ := find("uuid"); iggyoutput.FormatMessageID(m.ID) != "01234567-89ab-cdef-0123-456789abcdef" {
+		t.Errorf("uuid id reads back as %s", iggyoutput.FormatMessageID(m.ID))
 	}
 }
 
@@ -480,13 +482,12 @@ func TestPersonalAccessToken(t *testing.T) {
 	e.createTopic(stream, "t", 1)
 	cl := e.client()
 	name := fmt.Sprintf("fi-%d", time.Now().UnixNano()%1e8)
-	tok, err := cl.CreatePersonalAccessToken(name, 0)
+	tok, err := cl.CreatePersonalAccessToken(ctxT(t, 10*time.Second), name)
 	if err != nil {
 		t.Fatalf("creating a personal access token: %v", err)
 	}
-	t.Cleanup(func() { _ = cl.DeletePersonalAccessToken(name) })
 
-	out := e.output(fmt.Sprintf("stream: %s\ntopic: t\npersonal_access_token: %q", stream, tok.Token))
+	out := e.output(fmt.Sprintf("stream: %s\ntopic: t\npersonal_access_token: %q", stream, tok))
 	mustConnect(t, out)
 	if err := out.WriteBatch(ctxT(t, 10*time.Second), service.MessageBatch{msg("via-token")}); err != nil {
 		t.Fatalf("WriteBatch: %v", err)
@@ -508,8 +509,8 @@ func TestPersonalAccessToken(t *testing.T) {
 }
 
 // TestServerDownAtStart: Connect against an address nobody listens on
-// returns an error quickly instead of hanging in the SDK, and against a
-// server that accepts but never answers it returns by the timeout.
+// returns an error quickly, and against a server that accepts but never
+// answers it returns by the timeout, saying it is not an Iggy server.
 func TestServerDownAtStart(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -533,8 +534,8 @@ func TestServerDownAtStart(t *testing.T) {
 		}
 	}
 
-	// A server that accepts connections but never answers: the login
-	// request is abandoned at the timeout.
+	// A server that accepts connections but never answers: the version
+	// probe is abandoned at the timeout.
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -555,7 +556,7 @@ func TestServerDownAtStart(t *testing.T) {
 	}
 	start := time.Now()
 	err = out.Connect(ctxT(t, time.Minute))
-	if err == nil || !strings.Contains(err.Error(), "no answer from Iggy within 500ms") {
+	if err == nil || !strings.Contains(err.Error(), "is not an Iggy server (no reply to ping within 500ms)") {
 		t.Fatalf("Connect to a silent server: %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -714,9 +715,9 @@ func TestConnectionDroppedMidBatch(t *testing.T) {
 	}
 }
 
-// TestTLS: the output talks to a TLS server with a CA file or without
-// verification, and a certificate it cannot verify fails Connect quickly
-// with a clear error instead of the SDK retrying forever.
+// TestTLS: the output talks to a TLS server with a CA file, an inline CA or
+// without verification, and a certificate it cannot verify fails Connect
+// quickly with a clear error.
 func TestTLS(t *testing.T) {
 	if _, _, _, ok := realServer(); ok {
 		t.Skip("needs the in-process test server with TLS on (IGGY_TCP_ADDRESS points at a real server)")
@@ -726,7 +727,7 @@ func TestTLS(t *testing.T) {
 	caFile := t.TempDir() + "/ca.pem"
 	writeFile(t, caFile, certPEM)
 
-	// The SDK client in e.client() speaks plain TCP, so set up through the
+	// The client in e.client() speaks plain TCP, so set up through the
 	// server's helpers.
 	if _, err := e.srv.CreateStream("tls"); err != nil {
 		t.Fatal(err)
@@ -737,6 +738,7 @@ func TestTLS(t *testing.T) {
 	for i, tlsYAML := range []string{
 		"tls: {enabled: true, root_cas_file: " + caFile + "}",
 		"tls: {enabled: true, skip_cert_verify: true}",
+		"tls: {enabled: true, root_cas: " + strconv.Quote(string(certPEM)) + "}",
 	} {
 		out := e.output("stream: tls\ntopic: t\n" + tlsYAML)
 		mustConnect(t, out)
@@ -757,7 +759,7 @@ func TestTLS(t *testing.T) {
 	if err := plain.Connect(ctxT(t, time.Minute)); err == nil {
 		t.Error("Connect without TLS to a TLS server succeeded")
 	}
-	if n := len(e.srv.Messages("tls", "t")); n != 2 {
-		t.Errorf("stored %d messages, want 2", n)
+	if n := len(e.srv.Messages("tls", "t")); n != 3 {
+		t.Errorf("stored %d messages, want 3", n)
 	}
 }

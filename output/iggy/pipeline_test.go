@@ -1,4 +1,4 @@
-package iggy_test
+package iggyoutput_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package iggy
+package iggyoutput
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -24,6 +24,9 @@ const (
 	ioFieldMessageID      = "message_id"
 	ioFieldHeaders        = "headers"
 	ioFieldTimeout        = "timeout"
+	ioFieldServerVersion  = "server_version"
+	ioFieldKeepAlive      = "keep_alive"
+	ioFieldAckAfter       = "ack_after"
 	ioFieldMaxInFlight    = "max_in_flight"
 	ioFieldBatching       = "batching"
 	partitioningBalanced  = "balanced"
@@ -43,8 +46,35 @@ const (
 const DeterministicIDMapping = `0x${! "%08x%08x%04x%012x".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }`
 
 const specDescription = `
-Sends each message to an Iggy stream and topic over Iggy's TCP protocol (Iggy server 0.8.x) and
-acknowledges a batch only after the server has confirmed every message of it.
+Sends each message to an Iggy stream and topic over Iggy's TCP protocol and acknowledges a batch
+only after the server has confirmed every message of it (and, with ` + "`ack_after`" + `, saved it).
+It speaks Iggy server 0.8.x and 0.9.x (binary protocol 0.11.0) on connections of its own, and finds
+which one the server is at connect (` + "`server_version: auto`" + `).
+
+=== Server versions
+
+With ` + "`server_version: auto`" + ` (the default) the output pings the server in the 0.9 format
+when it connects: a 0.9 server answers it, a 0.8 server answers with an error frame of its own
+format, and the output then connects again speaking 0.8. It logs which it found. ` + "`0.8`" + ` and
+` + "`0.9`" + ` pin the dialect. A server outside these (Iggy 0.10, which speaks protocol 0.12) is
+refused at login with the protocols it accepts; the output then stops the pipeline with that
+reason instead of retrying. An address that answers nothing Iggy-like gets "is not an Iggy server".
+
+=== Durability
+
+By default (` + "`ack_after: send`" + `) a batch is acknowledged when Iggy has accepted it, which
+does not mean it is on disk: Iggy keeps messages in memory until
+` + "`messages_required_to_save`" + ` (1024 by default) are waiting or its saver runs, so a crash of
+the Iggy server can lose acknowledged messages, after the input has committed their offsets. With
+` + "`ack_after: flush`" + ` the output asks Iggy to save every partition the batch wrote to
+(FlushUnsavedBuffer) before it acknowledges; ` + "`fsync`" + ` also syncs them to disk. The
+cost is one more request per partition written (per partition of the topic for ` + "`balanced`" + `
+and keys left to Iggy, since 0.8 does not say where those went). Only Iggy 0.8 offers this: Iggy 0.9
+answers FlushUnsavedBuffer with FeatureUnavailable, so with a 0.9 server these settings stop the
+pipeline at connect with that reason. The alternative is on the server: for 0.8,
+` + "`IGGY_SYSTEM_PARTITION_MESSAGES_REQUIRED_TO_SAVE=1`" + ` and
+` + "`IGGY_SYSTEM_PARTITION_ENFORCE_FSYNC=true`" + `; for 0.9, durability is a setting of each topic
+(` + "`messages_required_to_save`" + `, ` + "`enforce_fsync`" + `) given when it is created.
 
 === Delivery
 
@@ -77,8 +107,12 @@ With ` + "`max_in_flight`" + ` above 1, batches can reach a partition in a diffe
 they left the input; keep the default of 1 when the order within a partition matters, and set
 ` + "`pipeline.threads: 1`" + ` too, since several processing threads may also reorder batches.
 
-If the server is down at start-up the output keeps retrying with back-off instead of blocking.
-Every request, including the login, is bounded by ` + "`timeout`" + `.
+If the server is down at start-up, or refuses the login, the output keeps retrying with a backoff
+that doubles from 1s to 30s, with one log line per attempt. Every request, including the login, is
+bounded by ` + "`timeout`" + `. Idle connections are pinged every ` + "`keep_alive`" + `; requests
+and replies on a connection are strictly paired, one request at a time. When the output is stopped
+while messages could not be delivered, it says how many, and the process exits non-zero (they were
+not acknowledged, so their offsets are not committed).
 
 === Stream and topic
 
@@ -123,11 +157,9 @@ float32 becomes float; byte slices become raw headers; any other value is sent a
 
 === TLS
 
-Enable ` + "`tls`" + ` when the Iggy server has TLS on. The Iggy Go SDK supports server
-verification with the system roots or a CA file (` + "`root_cas_file`" + `), and
-` + "`skip_cert_verify`" + `; the server name checked is the host of ` + "`address`" + `. Client
-certificates, inline ` + "`root_cas`" + ` and renegotiation are not supported by the SDK and are
-rejected when the output starts.
+Enable ` + "`tls`" + ` when the Iggy server has TLS on. Every field of the standard TLS object
+works (root CAs inline or from a file, client certificates, ` + "`skip_cert_verify`" + `); the
+server name checked is the host of ` + "`address`" + `.
 `
 
 // Spec returns the configuration spec of the iggy output.
@@ -156,7 +188,14 @@ func Spec() *service.ConfigSpec {
 				Secret().
 				Default(""),
 			service.NewTLSToggledField(ioFieldTLS).
-				Description("TLS for the connection to Iggy. Only `enabled`, `skip_cert_verify` and `root_cas_file` are supported by the Iggy Go SDK; the other fields are rejected when the output starts."),
+				Description("TLS for the connection to Iggy."),
+			service.NewStringAnnotatedEnumField(ioFieldServerVersion, map[string]string{
+				"auto": "Find the server's protocol when connecting (a 0.9 ping; a 0.8 server answers it with an error of its own format) and log it.",
+				"0.8":  "Iggy server 0.8.x.",
+				"0.9":  "Iggy server 0.9.x (binary protocol 0.11.0).",
+			}).
+				Description("The Iggy server version to speak.").
+				Default("auto"),
 			service.NewInterpolatedStringField(ioFieldStream).
 				Description("The stream to write to: a name, or a numeric stream id when the value is made only of digits. Interpolated per message.").
 				Examples("fluss", `${! @fluss_database }`, "0"),
@@ -206,9 +245,20 @@ func Spec() *service.ConfigSpec {
 				Description("Which metadata keys are sent as Iggy user headers. Nothing is sent unless a prefix or pattern matches.").
 				Optional(),
 			service.NewDurationField(ioFieldTimeout).
-				Description("The longest time to wait for Iggy to answer one request (connecting, logging in, sending). A connection whose request times out is closed and the batch is sent again on a new one.").
+				Description("The longest time to wait for Iggy to answer one request, and for connecting (dial, TLS, version detection and login together). A connection whose request times out is closed and the batch is sent again on a new one.").
 				Default("10s").
 				Advanced(),
+			service.NewDurationField(ioFieldKeepAlive).
+				Description("How long a pooled connection may be idle before it is pinged, so that a dead server or connection is noticed before a batch needs it.").
+				Default("5s").
+				Advanced(),
+			service.NewStringAnnotatedEnumField(ioFieldAckAfter, map[string]string{
+				ackAfterSend:  "Acknowledge when Iggy has accepted the batch (it may still be only in memory).",
+				ackAfterFlush: "Also make Iggy save the partitions written to (FlushUnsavedBuffer) before acknowledging. Iggy 0.8 only.",
+				ackAfterFsync: "Also make Iggy save and fsync the partitions written to before acknowledging. Iggy 0.8 only.",
+			}).
+				Description("When a batch counts as delivered, and so when the input may commit its offsets. See Durability.").
+				Default(ackAfterSend),
 			service.NewOutputMaxInFlightField().
 				Description("The number of batches written in parallel, each on its own connection of a pool of that many. Values above 1 raise throughput but can reorder batches within a partition.").
 				Default(1),

@@ -1,14 +1,13 @@
-package iggy
+package iggyoutput
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"sync"
 	"time"
 
-	iggcon "github.com/apache/iggy/foreign/go/contracts"
+	"github.com/fluss-iggy/fluss-iggy/iggy"
 )
 
 // partitionCountTTL is how long a topic's partition count is trusted before
@@ -39,7 +38,7 @@ type topicEntry struct {
 // partitions returns the partition count of a topic, reading it with c when
 // it is not known or too old. It returns errTopicUnknown when the server
 // answered with an error and the error itself when the connection failed.
-func (t *topicCache) partitions(ctx context.Context, c *conn, stream, topic string) (uint32, error) {
+func (t *topicCache) partitions(ctx context.Context, c *iggy.Conn, stream, topic string) (uint32, error) {
 	key := [2]string{stream, topic}
 	t.mu.Lock()
 	e, ok := t.m[key]
@@ -47,22 +46,17 @@ func (t *topicCache) partitions(ctx context.Context, c *conn, stream, topic stri
 	if ok && time.Since(e.read) < partitionCountTTL {
 		return e.partitions, nil
 	}
-	sid, err := identifier(stream)
+	sid, err := iggy.ParseIdentifier(stream)
 	if err != nil {
 		return 0, errTopicUnknown
 	}
-	tid, err := identifier(topic)
+	tid, err := iggy.ParseIdentifier(topic)
 	if err != nil {
 		return 0, errTopicUnknown
 	}
-	var td *iggcon.TopicDetails
-	err = c.do(ctx, fmt.Sprintf("reading stream %q topic %q", stream, topic), func(cl iggcon.Client) error {
-		var err error
-		td, err = cl.GetTopic(sid, tid)
-		return err
-	})
+	td, err := c.GetTopic(ctx, sid, tid)
 	switch {
-	case err != nil && (isTransportError(err) || ctx.Err() != nil):
+	case err != nil && (isConnLost(err) || ctx.Err() != nil):
 		return 0, err
 	case err != nil || td == nil:
 		return 0, errTopicUnknown
@@ -71,9 +65,9 @@ func (t *topicCache) partitions(ctx context.Context, c *conn, stream, topic stri
 	if t.m == nil {
 		t.m = map[[2]string]topicEntry{}
 	}
-	t.m[key] = topicEntry{partitions: td.PartitionsCount, read: time.Now()}
+	t.m[key] = topicEntry{partitions: td.Partitions, read: time.Now()}
 	t.mu.Unlock()
-	return td.PartitionsCount, nil
+	return td.Partitions, nil
 }
 
 // forget drops what is known about a topic, after a send found that it

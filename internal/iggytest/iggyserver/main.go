@@ -1,17 +1,25 @@
-// Command iggyserver runs the in-process Iggy 0.8 test server
-// (internal/iggytest) on its own, and looks at what an Iggy server holds.
-// `make demo` and the benchmarks use it when no real Iggy server is at hand.
+// Command iggyserver runs the in-process Iggy test server (internal/iggytest)
+// on its own, and looks at what an Iggy server holds. `make demo` and the
+// benchmarks use it when no real Iggy server is at hand.
 //
-//	iggyserver serve [-addr 127.0.0.1:8090] [-max-per-partition N] [-owner-pid PID]
+//	iggyserver serve [-addr 127.0.0.1:8090] [-version 0.8|0.9] [-max-per-partition N]
+//	                 [-messages-required-to-save N] [-owner-pid PID]
 //	iggyserver ping  [-addr A] [-username U] [-password P] [-timeout 2s]
 //	iggyserver peek  [-addr A] [-username U] [-password P] -stream S [-topic T] [-n 3]
 //
 // serve prints IGGY_TCP_ADDRESS=HOST:PORT as its first line once it listens
-// and runs until SIGINT or SIGTERM (or until process -owner-pid is gone). Its
-// users are iggy/iggy; everything is kept in memory. ping exits 0 when an
-// Iggy server answers at the address and the login works. peek prints, for
-// every topic of a stream (or one topic), its message count per partition
-// and its first n messages with id, headers and payload.
+// and runs until SIGINT or SIGTERM (or until process -owner-pid is gone). It
+// speaks the wire protocol of Iggy 0.8 (the default) or 0.9 (-version). Its
+// users are iggy/iggy; everything is kept in memory. With
+// -messages-required-to-save N accepted messages stay unsaved until N wait
+// in a partition (or a flush); SIGUSR1 then simulates a crash and restart
+// of the server (kill -9, start again: the unsaved messages are lost, the
+// connections cut, the port the same), SIGUSR2 a clean restart.
+//
+// ping exits 0 when an Iggy server answers at the address and the login
+// works. peek prints, for every topic of a stream (or one topic), its
+// message count per partition and its first n messages with id, headers and
+// payload.
 package main
 
 import (
@@ -57,7 +65,8 @@ func main() {
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
-  iggyserver serve [-addr 127.0.0.1:8090] [-max-per-partition N] [-owner-pid PID]
+  iggyserver serve [-addr 127.0.0.1:8090] [-version 0.8|0.9] [-max-per-partition N]
+                   [-messages-required-to-save N] [-owner-pid PID]
   iggyserver ping  [-addr A] [-username U] [-password P] [-timeout 2s]
   iggyserver peek  [-addr A] [-username U] [-password P] -stream S [-topic T] [-n 3]
 `)
@@ -84,10 +93,19 @@ func connFlags(fs *flag.FlagSet) conn {
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address (port 0: a free port)")
+	version := fs.String("version", "0.8", "Iggy wire protocol to speak: 0.8 or 0.9")
 	maxPer := fs.Int("max-per-partition", 0, "keep only this many newest messages per partition (0: all)")
+	toSave := fs.Int("messages-required-to-save", 0, "keep messages unsaved until this many wait in a partition (0: save at once)")
 	owner := fs.Int("owner-pid", 0, "exit when this process is gone")
 	_ = fs.Parse(args)
-	srv, err := iggytest.Start(iggytest.Options{Addr: *addr, MaxMessagesPerPartition: *maxPer, GracefulStop: true})
+	v, err := iggytest.ParseVersion(*version)
+	if err != nil || v == iggytest.Version010 {
+		return fmt.Errorf("-version %q: want 0.8 or 0.9", *version)
+	}
+	srv, err := iggytest.Start(iggytest.Options{
+		Addr: *addr, Version: v, MaxMessagesPerPartition: *maxPer,
+		MessagesRequiredToSave: *toSave, GracefulStop: true,
+	})
 	if err != nil {
 		return err
 	}
@@ -105,8 +123,36 @@ func serve(args []string) error {
 			}
 		}()
 	}
-	<-ctx.Done()
-	return srv.Close()
+	restarts := make(chan os.Signal, 1)
+	signal.Notify(restarts, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(restarts)
+	for {
+		select {
+		case <-ctx.Done():
+			return srv.Close()
+		case sig := <-restarts:
+			if err := restart(srv, sig == syscall.SIGUSR1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// restart stops the server, as a crash (unsaved messages lost) or cleanly,
+// and starts it again on the same port.
+func restart(srv *iggytest.Server, crash bool) error {
+	stop, what := srv.Stop, "restarted"
+	if crash {
+		stop, what = srv.Crash, "crashed and restarted"
+	}
+	if err := stop(); err != nil {
+		return err
+	}
+	if err := srv.Resume(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "iggyserver: %s on %s\n", what, srv.Addr())
+	return nil
 }
 
 func ping(args []string) error {
@@ -123,7 +169,7 @@ func ping(args []string) error {
 	_ = nc.Close()
 	done := make(chan error, 1)
 	go func() {
-		r, err := e2e.NewSDKReader(*c.addr, *c.user, *c.pass)
+		r, err := e2e.NewClientReader(*c.addr, *c.user, *c.pass)
 		if err == nil {
 			_ = r.Close()
 		}
@@ -144,7 +190,7 @@ func peek(args []string) error {
 	topic := fs.String("topic", "", "only this topic")
 	n := fs.Int("n", 3, "messages to print per topic")
 	_ = fs.Parse(args)
-	r, err := e2e.NewSDKReader(*c.addr, *c.user, *c.pass)
+	r, err := e2e.NewClientReader(*c.addr, *c.user, *c.pass)
 	if err != nil {
 		return err
 	}

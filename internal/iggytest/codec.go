@@ -151,3 +151,19 @@ func (e *encoder) str32(s string) {
 	e.u32(uint32(len(s)))
 	e.b = append(e.b, s...)
 }
+
+// block writes a u32-length-prefixed byte block.
+func (e *encoder) block(b []byte) {
+	e.u32(uint32(len(b)))
+	e.b = append(e.b, b...)
+}
+
+// rest returns the bytes not read yet (nil after an error).
+func (d *decoder) rest() []byte {
+	if d.err != 0 {
+		return nil
+	}
+	v := d.b[d.pos:]
+	d.pos = len(d.b)
+	return v
+}
