@@ -214,111 +214,34 @@ type partitionsFunc func(stream, topic string) (uint32, error)
 // request per partition instead of one per key. The only error returned is
 // a failed connection.
 func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFunc, fail func(int, error)) ([]*group, error) {
-	conf := &o.conf
-	staticStream, streamStatic := conf.stream.Static()
-	staticTopic, topicStatic := conf.topic.Static()
-	// An executor per field and batch: TryInterpolatedString rebuilds the
-	// batch on every call.
-	var streamExec, topicExec, partExec, idExec *service.MessageBatchInterpolationExecutor
-	if !streamStatic {
-		streamExec = batch.InterpolationExecutor(conf.stream)
-	}
-	if !topicStatic {
-		topicExec = batch.InterpolationExecutor(conf.topic)
-	}
-	partField := ""
-	switch conf.partitioning {
-	case partitioningPartition:
-		partExec, partField = batch.InterpolationExecutor(conf.partition), ioFieldPartition
-	case partitioningKey:
-		partExec, partField = batch.InterpolationExecutor(conf.key), ioFieldKey
-	}
-	if conf.messageID != nil {
-		idExec = batch.InterpolationExecutor(conf.messageID)
-	}
-	mb := newMessageBuilder(conf.headers, idExec, len(batch))
-	mb.flussID = conf.flussID && idExec != nil
-
-	var groups []*group
-	byKey := map[groupKey]*group{}
-	var last *group // consecutive messages mostly share a destination
-	var lastKey groupKey
-	// Partition counts of the topics met in this batch.
-	type dest struct{ stream, topic string }
-	counts := map[dest]uint32{}
-	var lastDest dest
-	lastCount, haveLast := uint32(0), false
+	r := o.newRouter(batch, partitions)
 	// First every message's group, then the messages into groups sized
 	// for them.
 	dests := make([]*group, len(batch))
 	for i := range batch {
-		k := groupKey{stream: staticStream, topic: staticTopic}
-		var err error
-		if streamExec != nil {
-			if k.stream, err = streamExec.TryString(i); err != nil {
-				fail(i, fmt.Errorf("interpolating stream: %w", err))
-				continue
-			}
+		g, rejected, err := r.route(i)
+		if err != nil {
+			return nil, err
 		}
-		if topicExec != nil {
-			if k.topic, err = topicExec.TryString(i); err != nil {
-				fail(i, fmt.Errorf("interpolating topic: %w", err))
-				continue
-			}
+		if rejected != nil {
+			fail(i, rejected)
+			continue
 		}
-		if partExec != nil {
-			if k.part, err = partExec.TryString(i); err != nil {
-				fail(i, fmt.Errorf("interpolating %s: %w", partField, err))
-				continue
-			}
-		}
-		if partitions != nil {
-			if err := checkKey(k.part); err != nil {
-				fail(i, err)
-				continue
-			}
-			d := dest{k.stream, k.topic}
-			n, known := lastCount, haveLast && d == lastDest
-			if !known {
-				if n, known = counts[d]; !known {
-					switch n, err = partitions(d.stream, d.topic); {
-					case err == nil:
-						known = true
-					case errors.Is(err, errTopicUnknown):
-						n, known = unknownCount, true
-					default:
-						return nil, err
-					}
-					counts[d] = n
-				}
-				lastDest, lastCount, haveLast = d, n, true
-			}
-			switch n {
-			case unknownCount:
-				// Leave the key to Iggy: one request per key.
-			case 0:
-				fail(i, fmt.Errorf("stream %q topic %q has no partitions: messages_key partitioning needs at least one", k.stream, k.topic))
-				continue
-			default:
-				k.partition, k.byKey, k.part = xxhash.ChecksumString32(k.part)%n, true, ""
-			}
-		}
-		g, exists := last, last != nil && k == lastKey
-		if !exists {
-			g, exists = byKey[k]
-		}
-		if !exists {
-			if g, err = o.newGroup(k); err != nil {
-				fail(i, err)
-				continue
-			}
-			byKey[k] = g
-			groups = append(groups, g)
-		}
-		last, lastKey = g, k
 		dests[i] = g
 		g.size++
 	}
+	return o.fill(batch, r.groups, dests, fail), nil
+}
+
+// fill builds each routed message into its group and returns the groups
+// that got any.
+func (o *Output) fill(batch service.MessageBatch, groups, dests []*group, fail func(int, error)) []*group {
+	var idExec *service.MessageBatchInterpolationExecutor
+	if o.conf.messageID != nil {
+		idExec = batch.InterpolationExecutor(o.conf.messageID)
+	}
+	mb := newMessageBuilder(o.conf.headers, idExec, len(batch))
+	mb.flussID = o.conf.flussID && idExec != nil
 	for _, g := range groups {
 		g.idx = make([]int, 0, g.size)
 		g.msgs = make([]iggy.Message, 0, g.size)
@@ -341,7 +264,7 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 			kept = append(kept, g)
 		}
 	}
-	return kept, nil
+	return kept
 }
 
 // newGroup validates a destination. Errors name the rule that was broken.
