@@ -280,7 +280,7 @@ func renderPage(typ string, view *service.ConfigView, td service.TemplateDataPlu
 		fd := fieldData{
 			Name:        f.FullName,
 			Description: strings.TrimSpace(asciidocToMarkdown(f.Description, 4)),
-			Type:        f.Type,
+			Type:        fieldType(f.Type, f.DefaultMarshalled),
 			Default:     f.DefaultMarshalled,
 			HasDefault:  f.DefaultMarshalled != "",
 			Optional:    fl.optional,
@@ -467,3 +467,13 @@ All fields, with their defaults:
 
 {{.Footnotes}}
 {{end}}`))
+
+// fieldType names a field's type; an untyped field with a whole-number
+// default (speclint.IntField, untyped so that lint sees wrong values) is an
+// int.
+func fieldType(typ, def string) string {
+	if typ == "unknown" && def != "" && strings.Trim(def, "-0123456789") == "" {
+		return "int"
+	}
+	return typ
+}

@@ -82,8 +82,18 @@ func TestLint(t *testing.T) {
 		"iggy: {stream: s, topic: t}": "set username and password, or personal_access_token",
 		"iggy: {stream: s, topic: t, username: a, password: b, partitioning: partition_id}": "partition must be set",
 		"iggy: {stream: s, topic: t, username: a, password: b, partitioning: messages_key}": "key must be set",
-		"iggy: {stream: s, topic: t, username: a, password: b, partitions: 2000}":           "partitions must be between 1 and 1000",
-		"iggy: {stream: s, topic: t, username: a, password: b, partitioning: nope}":         "nope",
+		"iggy: {stream: s, topic: t, username: a, password: b, partitions: 2000}":           "field partitions: 2000 is outside 1 to 1000",
+		"iggy: {stream: s, topic: t, username: a, password: b, partitions: four}":           "field partitions: four is not a whole number",
+		"iggy: {stream: s, topic: t, username: a, password: b, partitioning: nope}":         `field partitioning: "nope" is not one of: balanced, partition_id, messages_key`,
+		"iggy: {stream: s, topic: t, username: a, password: b, server_version: '0.10'}":     `field server_version: "0.10" is not one of: auto, 0.8, 0.9`,
+		"iggy: {stream: s, topic: t, username: a, password: b, ack_after: disk}":            `field ack_after: "disk" is not one of: send, flush, fsync`,
+		"iggy: {stream: s, topic: t, username: a, password: b, timeout: soon}":              "field timeout: soon is not a positive duration",
+		"iggy: {stream: s, topic: t, username: a, password: b, keep_alive: 0s}":             "field keep_alive: 0s is not a positive duration",
+		"iggy: {stream: s, topic: t, username: a, password: b, max_in_flight: 0}":           "field max_in_flight: 0 is less than 1",
+		"iggy: {stream: s, topic: t, username: a, password: b, max_in_flight: many}":        "field max_in_flight: many is not a whole number",
+		"iggy: {stream: s, topic: t, username: a, password: b, address: nohostport}":        "field address: nohostport is not host:port",
+		"iggy: {stream: s, topic: t, username: a, password: b, message_expiry: soon}":       "field message_expiry: soon is not server_default, never, never_expire or a positive duration",
+		"iggy: {stream: s, topic: t, username: a, password: b, max_topic_size: huge}":       "field max_topic_size: huge is not server_default, unlimited or a size",
 	}
 	for yaml, want := range cases {
 		b := service.NewStreamBuilder()
@@ -92,9 +102,15 @@ func TestLint(t *testing.T) {
 			t.Errorf("%s: want a lint error containing %q, got %v", yaml, want, err)
 		}
 	}
-	b := service.NewStreamBuilder()
-	if err := b.AddOutputYAML("iggy: {stream: s, topic: t, username: a, password: b}"); err != nil {
-		t.Errorf("valid config: %v", err)
+	for _, ok := range []string{
+		"iggy: {stream: s, topic: t, username: a, password: b}",
+		"iggy: {stream: s, topic: t, username: a, password: b, partitions: 8, max_in_flight: 4, timeout: 1m30s, keep_alive: 500ms}",
+		"iggy: {stream: s, topic: t, username: a, password: b, message_expiry: 168h, max_topic_size: 10GiB, server_version: '0.9', ack_after: fsync}",
+		"iggy: {stream: s, topic: t, username: a, password: b, message_expiry: never, max_topic_size: 500 MB, address: '[::1]:8090'}",
+	} {
+		if err := service.NewStreamBuilder().AddOutputYAML(ok); err != nil {
+			t.Errorf("valid config %s: %v", ok, err)
+		}
 	}
 }
 

@@ -2,6 +2,8 @@ package iggyoutput
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/internal/speclint"
 )
 
 // Field names of the iggy output's configuration.
@@ -174,7 +176,8 @@ func Spec() *service.ConfigSpec {
 			service.NewStringField(ioFieldAddress).
 				Description("The address (`host:port`) of the Iggy server's TCP endpoint.").
 				Examples("127.0.0.1:8090", "iggy.internal:8090").
-				Default("127.0.0.1:8090"),
+				Default("127.0.0.1:8090").
+				LintRule(speclint.HostPort(ioFieldAddress)),
 			service.NewStringField(ioFieldUsername).
 				Description("The user to log in as. Set it together with `password`, or set `personal_access_token` instead.").
 				Example("iggy").
@@ -195,7 +198,8 @@ func Spec() *service.ConfigSpec {
 				"0.9":  "Iggy server 0.9.x (binary protocol 0.11.0).",
 			}).
 				Description("The Iggy server version to speak.").
-				Default("auto"),
+				Default("auto").
+				LintRule(speclint.Enum(ioFieldServerVersion, "auto", "0.8", "0.9")),
 			service.NewInterpolatedStringField(ioFieldStream).
 				Description("The stream to write to: a name, or a numeric stream id when the value is made only of digits. Interpolated per message.").
 				Examples("fluss", `${! @fluss_database }`, "0"),
@@ -208,19 +212,21 @@ func Spec() *service.ConfigSpec {
 			service.NewBoolField(ioFieldCreateTopic).
 				Description("Create the topic, when it is given by name and does not exist yet, with `partitions`, `message_expiry` and `max_topic_size`. Otherwise messages for a missing topic are rejected.").
 				Default(false),
-			service.NewIntField(ioFieldPartitions).
+			speclint.IntField(ioFieldPartitions).
 				Description("The number of partitions of a topic created by `create_topic` (1 to 1000).").
 				Default(1).
-				LintRule(`root = if this < 1 || this > 1000 { [ "partitions must be between 1 and 1000" ] }`),
+				LintRule(speclint.IntRange(ioFieldPartitions, 1, 1000)),
 			service.NewStringField(ioFieldMessageExpiry).
 				Description("How long messages of a topic created by `create_topic` are kept: `server_default`, `never`, or a duration such as `72h`.").
 				Examples("server_default", "never", "168h").
 				Default("server_default").
+				LintRule(speclint.DurationOr(ioFieldMessageExpiry, "server_default", "never", "never_expire")).
 				Advanced(),
 			service.NewStringField(ioFieldMaxTopicSize).
 				Description("The maximum size of a topic created by `create_topic`: `server_default`, `unlimited`, or a size such as `10GiB` or `500MB`.").
 				Examples("server_default", "unlimited", "10GiB").
 				Default("server_default").
+				LintRule(speclint.SizeOr(ioFieldMaxTopicSize, "server_default", "unlimited")).
 				Advanced(),
 			service.NewStringAnnotatedEnumField(ioFieldPartitioning, map[string]string{
 				partitioningBalanced:  "The server spreads messages over the topic's partitions round-robin.",
@@ -228,7 +234,8 @@ func Spec() *service.ConfigSpec {
 				partitioningKey:       "Each message goes to the partition Iggy's rule gives its `key`: xxHash32 of the key modulo the topic's partition count (the same key always reaches the same partition while the partition count stays the same). The output applies the rule itself, reading the partition count every 10 seconds, and sends one request per partition.",
 			}).
 				Description("How messages are spread over the topic's partitions.").
-				Default(partitioningBalanced),
+				Default(partitioningBalanced).
+				LintRule(speclint.Enum(ioFieldPartitioning, partitioningBalanced, partitioningPartition, partitioningKey)),
 			service.NewInterpolatedStringField(ioFieldPartition).
 				Description("The partition id for `partitioning: partition_id`, interpolated per message; must give a number.").
 				Examples("0", `${! @fluss_bucket % 4 }`).
@@ -247,10 +254,12 @@ func Spec() *service.ConfigSpec {
 			service.NewDurationField(ioFieldTimeout).
 				Description("The longest time to wait for Iggy to answer one request, and for connecting (dial, TLS, version detection and login together). A connection whose request times out is closed and the batch is sent again on a new one.").
 				Default("10s").
+				LintRule(speclint.PositiveDuration(ioFieldTimeout)).
 				Advanced(),
 			service.NewDurationField(ioFieldKeepAlive).
 				Description("How long a pooled connection may be idle before it is pinged, so that a dead server or connection is noticed before a batch needs it.").
 				Default("5s").
+				LintRule(speclint.PositiveDuration(ioFieldKeepAlive)).
 				Advanced(),
 			service.NewStringAnnotatedEnumField(ioFieldAckAfter, map[string]string{
 				ackAfterSend:  "Acknowledge when Iggy has accepted the batch (it may still be only in memory).",
@@ -258,10 +267,12 @@ func Spec() *service.ConfigSpec {
 				ackAfterFsync: "Also make Iggy save and fsync the partitions written to before acknowledging. Iggy 0.8 only.",
 			}).
 				Description("When a batch counts as delivered, and so when the input may commit its offsets. See Durability.").
-				Default(ackAfterSend),
-			service.NewOutputMaxInFlightField().
+				Default(ackAfterSend).
+				LintRule(speclint.Enum(ioFieldAckAfter, ackAfterSend, ackAfterFlush, ackAfterFsync)),
+			speclint.IntField(ioFieldMaxInFlight).
 				Description("The number of batches written in parallel, each on its own connection of a pool of that many. Values above 1 raise throughput but can reorder batches within a partition.").
-				Default(1),
+				Default(1).
+				LintRule(speclint.MinInt(ioFieldMaxInFlight, 1)),
 			service.NewBatchPolicyField(ioFieldBatching),
 		).
 		LintRule(`root = match {
