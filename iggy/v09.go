@@ -43,7 +43,7 @@ var v09le = binary.LittleEndian
 
 // v09Protocol is the binary protocol version this dialect speaks, packed as
 // major<<20 | minor<<10 | patch (core/binary_protocol/src/version.rs).
-const v09Protocol = 0<<20 | 11<<10 | 0
+const v09Protocol = 0<<20 | 11<<10 // | patch 0
 
 // v09ClientVersion is what the login tells the server of this client's
 // version (any 1 to 255 bytes).

@@ -164,7 +164,7 @@ func TestV09Login(t *testing.T) {
 		t.Fatal("a login is operation 1, request 0, session 0, with a client id")
 	}
 	body := req[256:]
-	want := tle.AppendUint32(nil, 0<<20|11<<10|0)
+	want := tle.AppendUint32(nil, 11<<10) // 0.11.0
 	want = append(append(want, 10), "fluss-iggy"...)
 	want = append(append(want, byte(len(v09ClientVersion))), v09ClientVersion...)
 	want = append(append(want, 4), "iggy"...)

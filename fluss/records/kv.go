@@ -302,7 +302,7 @@ func compactedWriter(dt arrow.DataType) (valueWriter, error) {
 			}, nil
 		}
 	}
-	return nil, fmt.Errorf("Arrow type %s has no KV (CompactedRow) encoding here", dt)
+	return nil, fmt.Errorf("the Arrow type %s has no KV (CompactedRow) encoding here", dt)
 }
 
 func floorDiv(a, b int64) int64 {

@@ -224,11 +224,10 @@ func TestJSONErrors(t *testing.T) {
 }
 
 func TestTableDescriptorRoundTrips(t *testing.T) {
-	cols, err := ParseColumns("id BIGINT, dt STRING, v ARRAY<MAP<STRING, ROW<a INT, b BYTES>>>, \"q\" DOUBLE")
-	if err == nil {
+	if _, err := ParseColumns("id BIGINT, dt STRING, v ARRAY<MAP<STRING, ROW<a INT, b BYTES>>>, \"q\" DOUBLE"); err == nil {
 		t.Fatal("expected an error for a double-quoted name")
 	}
-	cols, err = ParseColumns("id BIGINT, dt STRING, v ARRAY<MAP<STRING, ROW<a INT, b BYTES>>>, `we\"ird` DOUBLE COMMENT 'c\\x'")
+	cols, err := ParseColumns("id BIGINT, dt STRING, v ARRAY<MAP<STRING, ROW<a INT, b BYTES>>>, `we\"ird` DOUBLE COMMENT 'c\\x'")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,6 @@ type slab[T any] struct {
 	free  []uint32
 }
 
-func (s *slab[T]) next() uint32 {
-	if n := len(s.free); n > 0 {
-		return s.free[n-1]
-	}
-	return uint32(len(s.items))
-}
-
 func (s *slab[T]) insert(v *T) uint32 {
 	if n := len(s.free); n > 0 {
 		id := s.free[n-1]

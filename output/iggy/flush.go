@@ -93,7 +93,7 @@ func (o *Output) flushTarget(ctx context.Context, c *iggy.Conn, g *group, t flus
 func (o *Output) flushOne(ctx context.Context, c *iggy.Conn, g *group, partition uint32, fsync bool) error {
 	err := c.Flush(ctx, g.streamID, g.topicID, partition, fsync)
 	if err != nil && !isConnLost(err) {
-		return fmt.Errorf("Iggy stored the batch but refused to flush stream %q topic %q partition %d (ack_after: %s): %w", g.stream, g.topic, partition, o.conf.ackAfter, err)
+		return fmt.Errorf("iggy stored the batch but refused to flush stream %q topic %q partition %d (ack_after: %s): %w", g.stream, g.topic, partition, o.conf.ackAfter, err)
 	}
 	return err
 }

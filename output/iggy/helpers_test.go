@@ -328,6 +328,7 @@ func batchErrors(t *testing.T, err error) map[int]error {
 		t.Fatalf("want a *service.BatchError, got %T: %v", err, err)
 	}
 	out := map[int]error{}
+	//lint:ignore SA1019 the BatchError was built from the very batch WriteBatch was given, so its indexes are that batch's.
 	berr.WalkMessages(func(i int, _ *service.Message, err error) bool {
 		if err != nil {
 			out[i] = err
