@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/urfave/cli/v2"
 
 	"github.com/fluss-iggy/fluss-iggy/cmd/fluss-iggy/flusscmd"
 	"github.com/fluss-iggy/fluss-iggy/internal/stop"
@@ -40,12 +41,14 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop.Install(cancel)
 	go exitWhenStuck()
-	code, _ := service.RunCLIToCode(ctx,
-		service.CLIOptSetProductName("fluss-iggy"),
-		service.CLIOptSetBinaryName("fluss-iggy"),
-		service.CLIOptSetVersion(Version, DateBuilt),
-		service.CLIOptAddCommand(flusscmd.Command()),
-	)
+	installHelp()
+	code, err := service.RunCLIToCode(ctx, append(cliOptions(),
+		service.CLIOptAddCommand(createCommand(benthosCreate)))...)
+	if err != nil {
+		// Errors Benthos has not printed itself (`create kafka//file`:
+		// "generate error: unrecognised input type").
+		fmt.Fprintf(os.Stderr, "fluss-iggy: %v\n", err)
+	}
 	if err := stop.Err(); err != nil {
 		fmt.Fprintf(os.Stderr, "fluss-iggy: stopped: %v\n", err)
 		if code == 0 {
@@ -53,6 +56,29 @@ func main() {
 		}
 	}
 	os.Exit(code)
+}
+
+// cliOptions are the options of the Benthos CLI without our create.
+func cliOptions() []service.CLIOptFunc {
+	return []service.CLIOptFunc{
+		service.CLIOptSetProductName("fluss-iggy"),
+		service.CLIOptSetBinaryName("fluss-iggy"),
+		service.CLIOptSetVersion(Version, DateBuilt),
+		service.CLIOptAddCommand(flusscmd.Command()),
+	}
+}
+
+// benthosCreate runs Benthos's own `create` with the process's arguments,
+// for expressions that name none of our components.
+func benthosCreate(ctx context.Context) error {
+	code, err := service.RunCLIToCode(ctx, append(cliOptions(), service.CLIOptSetArgs(os.Args...))...)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return cli.Exit("", code)
+	}
+	return nil
 }
 
 // exitWhenStuck waits for SIGINT or SIGTERM (Benthos handles them too and

@@ -4,6 +4,7 @@
 //	fluss-iggy fluss tables  [--bootstrap HOST:PORT] [DB]
 //	fluss-iggy fluss offsets [--bootstrap HOST:PORT] DB.TABLE [--partition NAME]
 //	fluss-iggy fluss scan    [--bootstrap HOST:PORT] DB.TABLE [--columns a,b] [--partition NAME] [--count-only]
+//	fluss-iggy fluss checkpoints -r RESOURCES --cache LABEL [--key KEY] [--bootstrap HOST:PORT] DB.TABLE
 //
 // scan reads every bucket from its earliest offset to the high watermark
 // seen when the command starts and prints one JSON line per row, in the
@@ -13,7 +14,10 @@
 //
 // ordered by partition name, bucket and offset, with rows in the canonical
 // JSON mapping of docs/json-mapping.md, so that the two outputs compare
-// with cmp. offsets prints the Java tool's list-offsets lines.
+// with cmp. offsets prints the Java tool's list-offsets lines. tables says
+// on stderr when it finds none. checkpoints reads the positions a `fluss`
+// input committed to its cache and prints, per bucket, the committed
+// offset, the latest offset and the lag (see checkpoints.go).
 //
 // Wire it into a Benthos CLI with service.CLIOptAddCommand(flusscmd.Command()).
 package flusscmd
@@ -36,10 +40,25 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 )
 
-// Command returns the `fluss` command with its subcommands scan, tables and
-// offsets.
+// Command returns the `fluss` command with its subcommands scan, tables,
+// offsets and checkpoints.
 func Command() *cli.Command {
-	common := []cli.Flag{
+	common := commonFlags()
+	return &cli.Command{
+		Name:  "fluss",
+		Usage: "Look at Apache Fluss tables: scan rows, list tables and offsets, show a pipeline's checkpoints and lag",
+		Subcommands: []*cli.Command{
+			scanCommand(common),
+			tablesCommand(common),
+			offsetsCommand(common),
+			checkpointsCommand(common),
+		},
+	}
+}
+
+// commonFlags are the connection flags of every subcommand.
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringFlag{
 			Name:    "bootstrap",
 			Usage:   "Fluss servers to connect to first (HOST:PORT[,HOST:PORT...])",
@@ -50,98 +69,112 @@ func Command() *cli.Command {
 		&cli.StringFlag{Name: "sasl-password", Usage: "SASL/PLAIN password", EnvVars: []string{"FLUSS_SASL_PASSWORD"}},
 		&cli.DurationFlag{Name: "timeout", Usage: "give up after this long without progress", Value: 2 * time.Minute},
 	}
+}
+
+func scanCommand(common []cli.Flag) *cli.Command {
 	return &cli.Command{
-		Name:  "fluss",
-		Usage: "Look at Apache Fluss tables: scan rows, list tables and offsets",
-		Subcommands: []*cli.Command{
-			{
-				Name:      "scan",
-				Usage:     "Print every row of a table as JSON lines (earliest offset to the current end)",
-				ArgsUsage: "DB.TABLE",
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "columns", Usage: "comma-separated columns to print, in this order"},
-					&cli.StringFlag{Name: "partition", Usage: "only this partition (by name)"},
-					&cli.BoolFlag{Name: "count-only", Usage: "only count the rows and print {\"rows\":N,\"seconds\":S,\"rows_per_sec\":R}"},
-				}, common...),
-				Action: func(cc *cli.Context) error {
-					path, err := tableArg(cc)
-					if err != nil {
-						return err
-					}
-					var cols []string
-					if v := cc.String("columns"); v != "" {
-						cols = splitList(v)
-					}
-					return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
-						w := bufio.NewWriterSize(cc.App.Writer, 1<<16)
-						opts := ScanOptions{Columns: cols, Partition: cc.String("partition"), Timeout: cc.Duration("timeout")}
-						if cc.Bool("count-only") {
-							start := time.Now()
-							n, err := Count(ctx, c, path, opts)
-							if err != nil {
-								return err
-							}
-							secs := time.Since(start).Seconds()
-							rate := int64(0)
-							if secs > 0 {
-								rate = int64(float64(n)/secs + 0.5)
-							}
-							fmt.Fprintf(w, "{\"rows\":%d,\"seconds\":%.3f,\"rows_per_sec\":%d}\n", n, secs, rate)
-							return w.Flush()
-						}
-						if err := Scan(ctx, c, path, w, opts); err != nil {
-							_ = w.Flush()
-							return err
-						}
-						return w.Flush()
-					})
-				},
-			},
-			{
-				Name:      "tables",
-				Usage:     "List the tables of a database (or of every database) as DB.TABLE lines",
-				ArgsUsage: "[DB]",
-				Flags:     common,
-				Action: func(cc *cli.Context) error {
-					args, err := positional(cc)
-					if err != nil {
-						return err
-					}
-					if len(args) > 1 {
-						return cli.Exit("tables takes at most one argument, a database", 2)
-					}
-					db := ""
-					if len(args) == 1 {
-						db = args[0]
-					}
-					return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
-						w := bufio.NewWriter(cc.App.Writer)
-						if err := Tables(ctx, c, db, w); err != nil {
-							return err
-						}
-						return w.Flush()
-					})
-				},
-			},
-			{
-				Name:      "offsets",
-				Usage:     "Print the earliest and latest offset of every bucket as JSON lines",
-				ArgsUsage: "DB.TABLE",
-				Flags:     append([]cli.Flag{&cli.StringFlag{Name: "partition", Usage: "only this partition (by name)"}}, common...),
-				Action: func(cc *cli.Context) error {
-					path, err := tableArg(cc)
-					if err != nil {
-						return err
-					}
-					return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
-						w := bufio.NewWriter(cc.App.Writer)
-						if err := Offsets(ctx, c, path, cc.String("partition"), w); err != nil {
-							return err
-						}
-						return w.Flush()
-					})
-				},
-			},
+		Name:      "scan",
+		Usage:     "Print every row of a table as JSON lines (earliest offset to the current end)",
+		ArgsUsage: "DB.TABLE",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "columns", Usage: "comma-separated columns to print, in this order"},
+			&cli.StringFlag{Name: "partition", Usage: "only this partition (by name)"},
+			&cli.BoolFlag{Name: "count-only", Usage: "only count the rows and print {\"rows\":N,\"seconds\":S,\"rows_per_sec\":R}"},
+		}, common...),
+		Action: runScan,
+	}
+}
+
+// runScan is the action of `fluss scan`.
+func runScan(cc *cli.Context) error {
+	path, err := tableArg(cc)
+	if err != nil {
+		return err
+	}
+	var cols []string
+	if v := cc.String("columns"); v != "" {
+		cols = splitList(v)
+	}
+	opts := ScanOptions{Columns: cols, Partition: cc.String("partition"), Timeout: cc.Duration("timeout")}
+	return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
+		w := bufio.NewWriterSize(cc.App.Writer, 1<<16)
+		var err error
+		if cc.Bool("count-only") {
+			err = countLine(ctx, c, path, opts, w)
+		} else {
+			err = Scan(ctx, c, path, w, opts)
+		}
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+		return err
+	})
+}
+
+// countLine counts the rows of a table and writes
+// {"rows":N,"seconds":S,"rows_per_sec":R}.
+func countLine(ctx context.Context, c *fluss.Client, path fluss.TablePath, opts ScanOptions, w io.Writer) error {
+	start := time.Now()
+	n, err := Count(ctx, c, path, opts)
+	if err != nil {
+		return err
+	}
+	secs := time.Since(start).Seconds()
+	rate := int64(0)
+	if secs > 0 {
+		rate = int64(float64(n)/secs + 0.5)
+	}
+	_, err = fmt.Fprintf(w, "{\"rows\":%d,\"seconds\":%.3f,\"rows_per_sec\":%d}\n", n, secs, rate)
+	return err
+}
+
+func tablesCommand(common []cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "tables",
+		Usage:     "List the tables of a database (or of every database) as DB.TABLE lines; says on stderr when there are none",
+		ArgsUsage: "[DB]",
+		Flags:     common,
+		Action: func(cc *cli.Context) error {
+			args, err := positional(cc)
+			if err != nil {
+				return err
+			}
+			if len(args) > 1 {
+				return cli.Exit("tables takes at most one argument, a database", 2)
+			}
+			db := ""
+			if len(args) == 1 {
+				db = args[0]
+			}
+			return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
+				w := bufio.NewWriter(cc.App.Writer)
+				if err := Tables(ctx, c, db, w, cc.App.ErrWriter); err != nil {
+					return err
+				}
+				return w.Flush()
+			})
+		},
+	}
+}
+
+func offsetsCommand(common []cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "offsets",
+		Usage:     "Print the earliest and latest offset of every bucket as JSON lines",
+		ArgsUsage: "DB.TABLE",
+		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "partition", Usage: "only this partition (by name)"}}, common...),
+		Action: func(cc *cli.Context) error {
+			path, err := tableArg(cc)
+			if err != nil {
+				return err
+			}
+			return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
+				w := bufio.NewWriter(cc.App.Writer)
+				if err := Offsets(ctx, c, path, cc.String("partition"), w); err != nil {
+					return err
+				}
+				return w.Flush()
+			})
 		},
 	}
 }
@@ -190,8 +223,14 @@ func positional(cc *cli.Context) ([]string, error) {
 	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
-		if err == nil {
-			err = cc.Set(f.Name, f.Value.String())
+		values := []string{f.Value.String()}
+		if ss, ok := f.Value.(*cli.StringSlice); ok {
+			values = ss.Value()
+		}
+		for _, v := range values {
+			if err == nil {
+				err = cc.Set(f.Name, v)
+			}
 		}
 	})
 	if err != nil {
@@ -396,9 +435,16 @@ func AppendLine(dst []byte, b *fluss.ScanBatch, i int, enc *jsonrow.Encoder) []b
 	return append(dst, '}')
 }
 
+// Lister lists databases and their tables; *fluss.Client is one.
+type Lister interface {
+	ListDatabases(ctx context.Context) ([]string, error)
+	ListTables(ctx context.Context, database string) ([]string, error)
+}
+
 // Tables writes "DB.TABLE" lines for the tables of database (every database
-// when empty), sorted.
-func Tables(ctx context.Context, c *fluss.Client, database string, w io.Writer) error {
+// when empty), sorted. When there is none it says so on note (a terminal's
+// stderr), so that an empty answer is not mistaken for a hang or a failure.
+func Tables(ctx context.Context, c Lister, database string, w, note io.Writer) error {
 	dbs := []string{database}
 	if database == "" {
 		var err error
@@ -407,6 +453,7 @@ func Tables(ctx context.Context, c *fluss.Client, database string, w io.Writer) 
 		}
 	}
 	sort.Strings(dbs)
+	n := 0
 	for _, db := range dbs {
 		ts, err := c.ListTables(ctx, db)
 		if err != nil {
@@ -418,8 +465,25 @@ func Tables(ctx context.Context, c *fluss.Client, database string, w io.Writer) 
 				return err
 			}
 		}
+		n += len(ts)
+	}
+	if n == 0 {
+		_, err := fmt.Fprintln(note, noTables(database, dbs))
+		return err
 	}
 	return nil
+}
+
+// noTables says that a listing found no table.
+func noTables(database string, dbs []string) string {
+	switch {
+	case database != "":
+		return fmt.Sprintf("fluss: database %q has no tables", database)
+	case len(dbs) == 0:
+		return "fluss: the cluster has no databases"
+	default:
+		return fmt.Sprintf("fluss: the cluster has no tables (databases: %s)", strings.Join(dbs, ", "))
+	}
 }
 
 // Offsets writes one line per bucket, as the Java tool's list-offsets:

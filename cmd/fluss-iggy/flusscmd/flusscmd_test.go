@@ -3,6 +3,7 @@ package flusscmd_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,62 @@ func TestCLIMatchesJavaTool(t *testing.T) {
 	_, _, err = run(t, "scan", "--bootstrap", addr, "--columns", "id,bogus_col", table)
 	if err == nil || !strings.Contains(err.Error(), "bogus_col") {
 		t.Errorf("scan of an unknown column: err = %v, want one naming bogus_col", err)
+	}
+}
+
+// fakeLister is a cluster's list of databases and tables.
+type fakeLister map[string][]string
+
+func (f fakeLister) ListDatabases(context.Context) ([]string, error) {
+	var dbs []string
+	for db := range f {
+		dbs = append(dbs, db)
+	}
+	return dbs, nil
+}
+
+func (f fakeLister) ListTables(_ context.Context, db string) ([]string, error) {
+	ts, ok := f[db]
+	if !ok {
+		return nil, errors.New("database " + db + " does not exist")
+	}
+	return ts, nil
+}
+
+// TestTablesSaysWhenEmpty: an empty cluster or database prints no lines
+// and says so on the note writer (stderr); tables are listed sorted with
+// no note.
+func TestTablesSaysWhenEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		lister    fakeLister
+		db        string
+		out, note string
+	}{
+		{fakeLister{"fluss": nil}, "", "", "fluss: the cluster has no tables (databases: fluss)\n"},
+		{fakeLister{}, "", "", "fluss: the cluster has no databases\n"},
+		{fakeLister{"fluss": nil, "shop": nil}, "shop", "", "fluss: database \"shop\" has no tables\n"},
+		{fakeLister{"fluss": nil, "shop": {"b", "a"}}, "", "shop.a\nshop.b\n", ""},
+	} {
+		var out, note bytes.Buffer
+		if err := flusscmd.Tables(context.Background(), tc.lister, tc.db, &out, &note); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tc.out || note.String() != tc.note {
+			t.Errorf("Tables(%v, %q) = %q, note %q; want %q, note %q", tc.lister, tc.db, out.String(), note.String(), tc.out, tc.note)
+		}
+	}
+}
+
+// TestTablesEmptyDatabase: `fluss tables DB` on a real database without
+// tables exits 0 with nothing on stdout and the reason on stderr.
+func TestTablesEmptyDatabase(t *testing.T) {
+	addr := flusstest.Require(t)
+	db := flusstest.UniqueName("empty")
+	flusstest.RunJava(t, "create-database", db)
+	t.Cleanup(func() { flusstest.RunJava(t, "drop-database", db, "--if-exists", "--cascade") })
+	out, stderr, err := run(t, "tables", "--bootstrap", addr, db)
+	if err != nil || out != "" || stderr != "fluss: database \""+db+"\" has no tables\n" {
+		t.Errorf("tables %s = stdout %q, stderr %q, %v; want only the note on stderr", db, out, stderr, err)
 	}
 }
 

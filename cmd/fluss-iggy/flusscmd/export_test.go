@@ -1,0 +1,4 @@
+package flusscmd
+
+// AppendLagLine exposes appendLagLine to the tests.
+var AppendLagLine = appendLagLine
