@@ -3,20 +3,28 @@
 #
 #   1. starts a local Fluss cluster (scripts/fluss-cluster.sh), unless
 #      FLUSS_BOOTSTRAP names one that is running;
-#   2. creates the table demo.orders and writes DEMO_ROWS rows (default
-#      1000) into it with the Java fixture tool (scripts/fluss-java.sh);
+#   2. creates the table demo.orders (demo.orders_<time> on a cluster named
+#      by FLUSS_BOOTSTRAP) and writes DEMO_ROWS rows (default 1000) into it
+#      with the Java fixture tool (scripts/fluss-java.sh);
 #   3. finds Iggy: the server at IGGY_TCP_ADDRESS (default 127.0.0.1:8090,
 #      user IGGY_USERNAME/IGGY_PASSWORD, default iggy/iggy) if one answers
 #      there, otherwise the bundled in-memory test server
 #      (internal/iggytest/iggyserver), and says which;
 #   4. runs config/fluss_to_iggy.yaml with config/resources/bbolt.yaml, as
 #      shipped except `end_at: latest` so that it stops once every row is
-#      in Iggy;
+#      in Iggy, and with its checkpoints in the temporary directory (not in
+#      ./state);
 #   5. prints what arrived (message count per topic partition and the first
 #      messages with their ids and headers);
 #   6. stops everything it started and deletes its temporary files (and, on
 #      a cluster named by FLUSS_BOOTSTRAP, its table). Data written to a real
 #      Iggy server stays there (stream IGGY_STREAM, default fluss_demo_<time>).
+#
+# demo.sh --table-only (`make demo-table`) does step 2 alone, for your own
+# runs of the example pipeline: it creates the table the example reads,
+# FLUSS_DATABASE.FLUSS_TABLE (default demo.orders), in the running cluster
+# at FLUSS_BOOTSTRAP (required), writes DEMO_ROWS rows into it and leaves
+# it there. A table that exists already is left as it is.
 #
 # Needs Go, Java 17 and Maven (for the first download of the Fluss jars).
 # Run from anywhere: paths are relative to the repository.
@@ -25,6 +33,20 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+
+table_only=0
+case "${1:-}" in
+"") ;;
+--table-only) table_only=1 ;;
+-h | --help)
+	sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0
+	;;
+*)
+	printf 'demo: unknown argument %s (usage: demo.sh [--table-only])\n' "$1" >&2
+	exit 2
+	;;
+esac
 
 rows="${DEMO_ROWS:-1000}"
 bin="${FLUSS_IGGY_BIN:-$root/bin/fluss-iggy}"
@@ -74,6 +96,46 @@ if [[ ! -x "$bin" ]]; then
 	say "building bin/fluss-iggy"
 	make -s build
 fi
+# fill_table DB.TABLE writes $rows readable rows (the Java tool's --rows
+# generator favours edge cases) into DB.TABLE with the Java client.
+fill_table() {
+	awk -v n="$rows" 'BEGIN {
+		split("ada grace linus margaret ken barbara dennis frances", who, " ")
+		split("first order|gift wrap|express|repeat customer|", notes, "|")
+		for (i = 0; i < n; i++) {
+			printf "{\"id\":%d,\"customer\":\"%s\",\"amount\":\"%d.%02d\",\"created_at\":\"2026-01-%02dT%02d:%02d:%02d.%03d\",\"note\":%s}\n",
+				i, who[i % 8 + 1], (i * 37) % 500 + 1, (i * 13) % 100, i % 28 + 1, i % 24, i % 60, (i * 7) % 60, i % 1000,
+				(i % 5 == 4) ? "null" : "\"" notes[i % 5 + 1] "\""
+		}
+	}' >"$work/rows.jsonl"
+	scripts/fluss-java.sh append "$1" --file "$work/rows.jsonl"
+}
+
+# create_table DB.TABLE creates the demo table (a log table of 3 buckets).
+create_table() {
+	scripts/fluss-java.sh create-database "${1%%.*}" --if-not-exists >/dev/null
+	scripts/fluss-java.sh create-table "$1" --if-not-exists --buckets 3 \
+		--columns 'id BIGINT, customer STRING, amount DECIMAL(10,2), created_at TIMESTAMP(3), note STRING' >/dev/null
+}
+
+if ((table_only)); then
+	[[ -n "${FLUSS_BOOTSTRAP:-}" ]] ||
+		die "--table-only needs FLUSS_BOOTSTRAP: start a cluster with scripts/fluss-cluster.sh up and export the FLUSS_BOOTSTRAP=... line it prints last"
+	target="${FLUSS_DATABASE:-demo}.${FLUSS_TABLE:-orders}"
+	if scripts/fluss-java.sh info "$target" >/dev/null 2>&1; then
+		say "$target exists already at $FLUSS_BOOTSTRAP; leaving it as it is"
+		echo "(to start over: scripts/fluss-java.sh drop-table $target, then run this again)"
+	else
+		say "creating $target at $FLUSS_BOOTSTRAP and writing $rows rows with the Java client (scripts/fluss-java.sh)"
+		create_table "$target"
+		fill_table "$target"
+	fi
+	"$bin" fluss offsets --bootstrap "$FLUSS_BOOTSTRAP" "$target"
+	say "done; run the example pipeline on it with:"
+	echo "bin/fluss-iggy run -r config/resources/bbolt.yaml config/fluss_to_iggy.yaml"
+	exit 0
+fi
+
 go build -o "$work/iggyserver" ./internal/iggytest/iggyserver
 
 # 1. Fluss.
@@ -93,21 +155,9 @@ export FLUSS_BOOTSTRAP="$bootstrap"
 
 # 2. The demo table.
 say "creating demo.$table and writing $rows rows with the Java client (scripts/fluss-java.sh)"
-scripts/fluss-java.sh create-database demo --if-not-exists >/dev/null
 [[ -z "$cluster_dir" ]] && drop_table="demo.$table"
-scripts/fluss-java.sh create-table "demo.$table" --if-not-exists --buckets 3 \
-	--columns 'id BIGINT, customer STRING, amount DECIMAL(10,2), created_at TIMESTAMP(3), note STRING' >/dev/null
-# Readable rows (the tool's --rows generator favours edge cases).
-awk -v n="$rows" 'BEGIN {
-	split("ada grace linus margaret ken barbara dennis frances", who, " ")
-	split("first order|gift wrap|express|repeat customer|", notes, "|")
-	for (i = 0; i < n; i++) {
-		printf "{\"id\":%d,\"customer\":\"%s\",\"amount\":\"%d.%02d\",\"created_at\":\"2026-01-%02dT%02d:%02d:%02d.%03d\",\"note\":%s}\n",
-			i, who[i % 8 + 1], (i * 37) % 500 + 1, (i * 13) % 100, i % 28 + 1, i % 24, i % 60, (i * 7) % 60, i % 1000,
-			(i % 5 == 4) ? "null" : "\"" notes[i % 5 + 1] "\""
-	}
-}' >"$work/rows.jsonl"
-scripts/fluss-java.sh append "demo.$table" --file "$work/rows.jsonl"
+create_table "demo.$table"
+fill_table "demo.$table"
 "$bin" fluss offsets --bootstrap "$bootstrap" "demo.$table"
 
 # 3. Iggy.

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"flag"
 	"fmt"
 	"math/big"
 	"net"
@@ -49,7 +50,7 @@ func TestMain(m *testing.M) {
 		testVersion = iggytest.Version09
 	}
 	code := m.Run()
-	if v != "" || os.Getenv("IGGY_TCP_ADDRESS") != "" || code != 0 {
+	if v != "" || os.Getenv("IGGY_TCP_ADDRESS") != "" || code != 0 || !runsTests() {
 		os.Exit(code)
 	}
 	// The same suite again, against the test server speaking 0.9.
@@ -61,6 +62,17 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// runsTests tells whether this run runs tests, as opposed to listing them,
+// fuzzing or benchmarking, which the second run would only repeat.
+func runsTests() bool {
+	for _, f := range []string{"test.list", "test.fuzz", "test.bench"} {
+		if fl := flag.Lookup(f); fl != nil && fl.Value.String() != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // env is the Iggy server a test talks to.
