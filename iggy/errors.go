@@ -3,9 +3,6 @@ package iggy
 import (
 	"errors"
 	"fmt"
-	"strings"
-
-	ierror "github.com/apache/iggy/foreign/go/errors"
 )
 
 // ServerError is an error code the server answered with. The connection is
@@ -38,8 +35,8 @@ const (
 )
 
 func (e *ServerError) Error() string {
-	name := strings.TrimSpace(ierror.FromCode(ierror.Code(e.Code)).Error())
-	if name == "" || (e.Code != CodeError && ierror.FromCode(ierror.Code(e.Code)).Code() == ierror.Code(CodeError)) {
+	name, ok := codeNames[e.Code]
+	if !ok {
 		name = "unknown error"
 	}
 	return fmt.Sprintf("iggy error %d: %s", e.Code, name)

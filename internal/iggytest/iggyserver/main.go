@@ -27,7 +27,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"sort"
@@ -35,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fluss-iggy/fluss-iggy/iggy"
 	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
 )
@@ -160,27 +160,16 @@ func ping(args []string) error {
 	c := connFlags(fs)
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
 	_ = fs.Parse(args)
-	// The SDK waits forever for a server that does not answer: dial first,
-	// and bound the login.
-	nc, err := net.DialTimeout("tcp", *c.addr, *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	cl, err := iggy.Dial(ctx, iggy.Options{Addr: *c.addr, Timeout: *timeout,
+		Credentials: iggy.Credentials{Username: *c.user, Password: *c.pass}})
 	if err != nil {
-		return fmt.Errorf("no Iggy server at %s: %w", *c.addr, err)
-	}
-	_ = nc.Close()
-	done := make(chan error, 1)
-	go func() {
-		r, err := e2e.NewClientReader(*c.addr, *c.user, *c.pass)
-		if err == nil {
-			_ = r.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
 		return err
-	case <-time.After(*timeout):
-		return fmt.Errorf("%s accepts connections but no Iggy login answered within %s", *c.addr, *timeout)
 	}
+	defer cl.Close()
+	fmt.Printf("Iggy %s at %s answers (%s)\n", cl.Info().Version, *c.addr, cl.Info().Server)
+	return nil
 }
 
 func peek(args []string) error {
