@@ -43,6 +43,7 @@ type Output struct {
 	left        undelivered
 	inFlight    atomic.Int64 // messages inside WriteBatch
 	unwatch     func()
+	bytesOut    *service.MetricCounter // payload bytes Iggy confirmed
 }
 
 // NewFromConfig builds an iggy output from its parsed configuration. It does
@@ -52,13 +53,16 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 	if err != nil {
 		return nil, err
 	}
-	return &Output{
+	o := &Output{
 		conf:        c,
 		log:         mgr.Logger(),
 		conn:        &connector{opts: c.client, log: mgr.Logger()},
 		batchPolicy: c.batchPolicy,
 		maxInFlight: c.maxInFlight,
-	}, nil
+		bytesOut:    mgr.Metrics().NewCounter("iggy_output_bytes"),
+	}
+	o.bytesOut.Incr(0) // exported from the start, so that rate() has a series
+	return o, nil
 }
 
 // Connect makes sure a logged-in connection to Iggy is ready; the first
@@ -163,6 +167,7 @@ func (o *Output) writeBatch(ctx context.Context, batch service.MessageBatch) err
 		o.log.Warnf("Lost the Iggy connection, reconnecting to send the batch again: %v", err)
 		return service.ErrNotConnected
 	}
+	o.bytesOut.Incr(deliveredBytes(groups))
 	return batchError(batch, failed)
 }
 
@@ -185,6 +190,21 @@ func (o *Output) sendBatch(ctx context.Context, c *iggy.Conn, batch service.Mess
 		}
 	}
 	return groups, nil
+}
+
+// deliveredBytes adds up the payloads of the groups Iggy took whole
+// (a group the server refused has its idx cleared).
+func deliveredBytes(groups []*group) int64 {
+	n := 0
+	for _, g := range groups {
+		if g.idx == nil {
+			continue
+		}
+		for i := range g.msgs {
+			n += len(g.msgs[i].Payload)
+		}
+	}
+	return int64(n)
 }
 
 // batchError reports the messages Iggy rejected, or nil.
