@@ -259,7 +259,10 @@ func (p *partition) append(msgs []storedMessage, keep, saveAt int) {
 		for _, m := range p.msgs[:drop] {
 			p.sizeBytes -= uint64(len(m.raw))
 		}
-		p.msgs = append([]storedMessage(nil), p.msgs[drop:]...)
+		// A reslice, not a copy: the next append that outgrows the array
+		// copies only the kept window, so trimming costs O(1) per message.
+		clear(p.msgs[:drop])
+		p.msgs = p.msgs[drop:]
 		p.first += uint64(drop)
 	}
 }
