@@ -357,7 +357,7 @@ func (c *Client) LeaderConn(ctx context.Context, b TableBucket) (*wire.Conn, int
 // anyConn returns a connection for read-only requests every server serves: a
 // random alive tablet server, else the coordinator, else a bootstrap server.
 func (c *Client) anyConn(ctx context.Context) (*wire.Conn, error) {
-	var errs []error
+	failed := &serversError{what: "no server reachable"}
 	for _, addr := range c.meta.readAddrs(c.cfg.bootstrap) {
 		conn, err := c.conn(ctx, addr)
 		if err == nil {
@@ -366,12 +366,12 @@ func (c *Client) anyConn(ctx context.Context) (*wire.Conn, error) {
 		if ctx.Err() != nil || errors.Is(err, ErrClientClosed) {
 			return nil, err
 		}
-		errs = append(errs, err)
+		failed.add(addr, err)
 		if !errcode.IsRetriable(err) {
 			break
 		}
 	}
-	return nil, fmt.Errorf("fluss: no server reachable: %w", errors.Join(errs...))
+	return nil, failed
 }
 
 // ---------------------------------------------------------------------------

@@ -414,32 +414,115 @@ func (c *Client) metadataFrom(ctx context.Context, conn *wire.Conn, req *pb.Meta
 // bootstrapCluster asks the bootstrap servers for cluster metadata: up to
 // three rounds over the list (redials are spaced by the connection backoff).
 func (c *Client) bootstrapCluster(ctx context.Context) error {
-	var errs []error
-	for round := 0; round < 3; round++ {
+	failed := &serversError{what: "no bootstrap server answered"}
+	given := map[string]bool{} // addresses whose error retrying cannot cure
+	for round := 0; round < 3 && len(given) < len(c.cfg.bootstrap); round++ {
 		for _, addr := range c.cfg.bootstrap {
+			if given[addr] {
+				continue
+			}
 			conn, err := c.conn(ctx, addr)
 			if err == nil {
-				_, err = c.metadataFrom(ctx, conn, &pb.MetadataRequest{})
-				if err == nil {
+				if _, err = c.metadataFrom(ctx, conn, &pb.MetadataRequest{}); err == nil {
 					return nil
 				}
 			}
 			if ctx.Err() != nil {
-				return fmt.Errorf("fluss: bootstrap %v: %w (last error: %w)", c.cfg.bootstrap, ctx.Err(), err)
+				failed.ctxErr = ctx.Err()
+				if !errors.Is(err, ctx.Err()) {
+					failed.add(addr, err)
+				}
+				return failed
 			}
+			failed.add(addr, err)
 			if !errcode.IsRetriable(err) {
-				return fmt.Errorf("fluss: bootstrap from %s: %w", addr, err)
+				given[addr] = true
 			}
-			errs = append(errs, err)
 		}
 		var stale *staleMetadataError
-		if errors.As(errs[len(errs)-1], &stale) {
+		if errors.As(failed.last, &stale) {
 			if err := wire.Sleep(ctx, c.cfg.backoff.Delay(round)); err != nil {
-				return err
+				failed.ctxErr = err
+				return failed
 			}
 		}
 	}
-	return fmt.Errorf("fluss: bootstrap %v failed: %w", c.cfg.bootstrap, errors.Join(errs...))
+	return failed
+}
+
+// serversError is the failure of a request that tried several servers: the
+// last error of each server, each said once, on one line.
+type serversError struct {
+	what   string // "no bootstrap server answered"
+	ctxErr error  // set when the caller's context ended first
+	addrs  []string
+	errs   map[string]error
+	last   error
+}
+
+// add records the latest error of addr.
+func (e *serversError) add(addr string, err error) {
+	if err == nil {
+		return
+	}
+	if e.errs == nil {
+		e.errs = map[string]error{}
+	}
+	if _, ok := e.errs[addr]; !ok {
+		e.addrs = append(e.addrs, addr)
+	}
+	e.errs[addr] = err
+	e.last = err
+}
+
+// Error implements error: "fluss: WHAT: cause; cause" (the causes name
+// their server).
+func (e *serversError) Error() string {
+	var b strings.Builder
+	b.WriteString("fluss: ")
+	b.WriteString(e.what)
+	if e.ctxErr != nil {
+		fmt.Fprintf(&b, " (%v)", e.ctxErr)
+	}
+	seen := map[string]bool{}
+	sep := ": "
+	for _, addr := range e.addrs {
+		msg := strings.TrimPrefix(e.errs[addr].Error(), "fluss: ")
+		if seen[msg] {
+			continue
+		}
+		seen[msg] = true
+		b.WriteString(sep)
+		b.WriteString(msg)
+		sep = "; "
+	}
+	return b.String()
+}
+
+// Unwrap returns the context's error (when it ended) and every server's.
+func (e *serversError) Unwrap() []error {
+	var out []error
+	if e.ctxErr != nil {
+		out = append(out, e.ctxErr)
+	}
+	for _, addr := range e.addrs {
+		out = append(out, e.errs[addr])
+	}
+	return out
+}
+
+// Retriable reports whether trying again may succeed: the context did not
+// end and some server failed for a passing reason.
+func (e *serversError) Retriable() bool {
+	if e.ctxErr != nil {
+		return false
+	}
+	for _, err := range e.errs {
+		if errcode.IsRetriable(err) {
+			return true
+		}
+	}
+	return false
 }
 
 // RefreshCluster reloads the coordinator and the alive tablet servers.

@@ -24,6 +24,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -450,14 +451,16 @@ func (c *Conn) fail(err error) {
 
 func (c *Conn) readLoop() {
 	fr := NewFrameReader(c.nc, c.cfg.MaxFrameSize)
-	for {
+	for first := true; ; first = false {
 		frame, err := fr.Next()
-		if err != nil {
-			c.fail(&ConnError{Addr: c.addr, Op: "read", Err: err})
-			return
+		var resp Response
+		if err == nil {
+			resp, err = ParseResponse(frame)
 		}
-		resp, err := ParseResponse(frame)
 		if err != nil {
+			if first {
+				err = c.firstFrameError(err, frame)
+			}
 			c.fail(&ConnError{Addr: c.addr, Op: "read", Err: err})
 			return
 		}
@@ -476,4 +479,40 @@ func (c *Conn) readLoop() {
 		}
 		ch <- result{resp: resp}
 	}
+}
+
+// firstFrameError classifies the failure to read or parse the first frame
+// of a connection. A Fluss server's first answer (to ApiVersions) is a
+// small, well-formed frame, so an absurd length prefix (the bytes "HTTP"
+// read as a length are 1.2 GB) or an unknown frame type comes from another
+// kind of server: that is reported as ErrNotFluss with the start of its
+// answer. Other errors (EOF, resets) are returned unchanged.
+func (c *Conn) firstFrameError(err error, frame []byte) error {
+	var fle *frameLengthError
+	switch {
+	case errors.As(err, &fle):
+		return &notFlussError{answer: c.answerStart(fle.prefix[:]), cause: err}
+	case errors.Is(err, ErrMalformedFrame) && frame != nil:
+		return &notFlussError{answer: frame[:min(len(frame), answerPrefixLen)], cause: err}
+	}
+	return err
+}
+
+// answerStart returns the start of the server's answer: its first line
+// (at most answerPrefixLen bytes), from the prefix already read and what
+// else arrives within a moment (the connection is being dropped, so
+// nothing else reads from it).
+func (c *Conn) answerStart(prefix []byte) []byte {
+	buf := make([]byte, answerPrefixLen)
+	n := copy(buf, prefix)
+	_ = c.nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	for n < len(buf) && bytes.IndexByte(buf[:n], '\n') < 0 {
+		m, err := c.nc.Read(buf[n:])
+		n += m
+		if err != nil {
+			break
+		}
+	}
+	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	return bytes.TrimRight(line, "\r")
 }

@@ -328,7 +328,62 @@ func TestOversizedResponseFrame(t *testing.T) {
 	if !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("err = %v, want ErrFrameTooLarge", err)
 	}
+	// The connection's first answer: not a Fluss server.
+	if !errors.Is(err, ErrNotFluss) || errcode.IsRetriable(err) {
+		t.Fatalf("err = %v, want ErrNotFluss, not retriable", err)
+	}
 	<-c.Done()
+}
+
+// An oversized frame after good ones is a broken connection to a Fluss
+// server (retriable), not a foreign server.
+func TestOversizedLaterFrameIsRetriable(t *testing.T) {
+	s := newFakeServer(t, func(sc *serverConn) {
+		r, ok := sc.read()
+		if !ok {
+			return
+		}
+		sc.respond(ResponseSuccess, r.id, &pb.GetTableSchemaResponse{SchemaId: proto.Int32(1), SchemaJson: []byte("{}")})
+		if _, ok := sc.read(); !ok {
+			return
+		}
+		sc.writeRaw([]byte{0x60, 0, 0, 0, 0})
+		for {
+			if _, ok := sc.read(); !ok {
+				return
+			}
+		}
+	})
+	c := dialRaw(t, s, Config{MaxFrameSize: 1 << 20})
+	var resp pb.GetTableSchemaResponse
+	if err := c.Call(context.Background(), GetTableSchema, schemaReq(1), &resp); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Call(context.Background(), GetTableSchema, schemaReq(1), &resp)
+	if !errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrNotFluss) || !errcode.IsRetriable(err) {
+		t.Fatalf("err = %v, want a retriable ErrFrameTooLarge", err)
+	}
+}
+
+// Connection errors name the server once: a net error already does.
+func TestConnErrorSaysTheAddressOnce(t *testing.T) {
+	cases := []struct {
+		err  *ConnError
+		want string
+	}{
+		{&ConnError{Addr: "127.0.0.1:1", Op: "dial", Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")},
+			"fluss: dial tcp 127.0.0.1:1: connect: connection refused"},
+		{&ConnError{Addr: "h:1", Op: "handshake", Err: &TimeoutError{Addr: "h:1", API: APIVersions, After: time.Second}},
+			"fluss: handshake: " + APIVersions.String() + " request to h:1: no response within 1s"},
+		{&ConnError{Addr: "h:1", Op: "read", Err: io.EOF}, "fluss: connection to h:1: read: EOF"},
+		{&ConnError{Addr: "h:1", Op: "read", Err: &notFlussError{answer: []byte("HTTP/1.1 400"), cause: ErrFrameTooLarge}},
+			`fluss: h:1 did not answer as a Fluss server (its answer starts with "HTTP/1.1 400")`},
+	}
+	for _, c := range cases {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
 }
 
 func TestErrorResponse(t *testing.T) {

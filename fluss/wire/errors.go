@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
@@ -26,9 +27,22 @@ type ConnError struct {
 	Err error
 }
 
-// Error implements error.
+// Error implements error. Each part is said once: a cause that names the
+// server already (net errors do: "dial tcp 127.0.0.1:9123: connect:
+// connection refused") is not prefixed with the address again.
 func (e *ConnError) Error() string {
-	return fmt.Sprintf("fluss: connection to %s: %s: %v", e.Addr, e.Op, e.Err)
+	// Our own errors inside the cause start with "fluss: " too: once is
+	// enough.
+	cause := strings.ReplaceAll(strings.TrimPrefix(e.Err.Error(), "fluss: "), ": fluss: ", ": ")
+	switch {
+	case errors.Is(e.Err, ErrNotFluss):
+		return fmt.Sprintf("fluss: %s %s", e.Addr, cause)
+	case strings.Contains(cause, e.Addr) && strings.HasPrefix(cause, e.Op+" "):
+		return "fluss: " + cause
+	case strings.Contains(cause, e.Addr):
+		return fmt.Sprintf("fluss: %s: %s", e.Op, cause)
+	}
+	return fmt.Sprintf("fluss: connection to %s: %s: %s", e.Addr, e.Op, cause)
 }
 
 // Unwrap returns the cause.
@@ -36,9 +50,10 @@ func (e *ConnError) Unwrap() error { return e.Err }
 
 // Retriable reports whether a new connection may succeed: true for network
 // failures, false after Close, for authentication failures and for server
-// failures with a non-retriable code.
+// failures with a non-retriable code, and for servers that are not Fluss
+// servers.
 func (e *ConnError) Retriable() bool {
-	if errors.Is(e.Err, ErrConnClosed) {
+	if errors.Is(e.Err, ErrConnClosed) || errors.Is(e.Err, ErrNotFluss) {
 		return false
 	}
 	var se *errcode.Error
@@ -89,3 +104,30 @@ func (e *RequestError) Error() string {
 
 // Unwrap returns the cause.
 func (e *RequestError) Unwrap() error { return e.Err }
+
+// ErrNotFluss is wrapped by the error of a connection whose first answer is
+// not a Fluss frame (an absurd length prefix, or text such as an HTTP
+// response): the address belongs to another kind of server. Retrying does
+// not help.
+var ErrNotFluss = errors.New("did not answer as a Fluss server")
+
+// notFlussError is ErrNotFluss with the start of what the server sent and
+// the frame error it caused.
+type notFlussError struct {
+	answer []byte
+	cause  error // ErrFrameTooLarge or ErrMalformedFrame
+}
+
+// Error implements error.
+func (e *notFlussError) Error() string {
+	if len(e.answer) == 0 {
+		return ErrNotFluss.Error()
+	}
+	return fmt.Sprintf("%v (its answer starts with %q)", ErrNotFluss, e.answer)
+}
+
+// Unwrap returns ErrNotFluss and the frame error.
+func (e *notFlussError) Unwrap() []error { return []error{ErrNotFluss, e.cause} }
+
+// answerPrefixLen is the most of a foreign server's answer an error quotes.
+const answerPrefixLen = 64

@@ -112,6 +112,31 @@ func ParseResponse(frame []byte) (Response, error) {
 	return Response{}, fmt.Errorf("%w: unknown response type %d", ErrMalformedFrame, frame[0])
 }
 
+// frameLengthError is a frame whose declared length is negative (it wraps
+// ErrMalformedFrame) or above the bound (ErrFrameTooLarge). It keeps the
+// length prefix as read, which tells what kind of server sent it.
+type frameLengthError struct {
+	length int64
+	limit  int
+	prefix [lengthLen]byte
+}
+
+// Error implements error.
+func (e *frameLengthError) Error() string {
+	if e.length < 0 {
+		return fmt.Sprintf("%v: negative frame length %d", ErrMalformedFrame, e.length)
+	}
+	return fmt.Sprintf("%v: frame of %d bytes, limit %d", ErrFrameTooLarge, e.length, e.limit)
+}
+
+// Unwrap returns ErrMalformedFrame or ErrFrameTooLarge.
+func (e *frameLengthError) Unwrap() error {
+	if e.length < 0 {
+		return ErrMalformedFrame
+	}
+	return ErrFrameTooLarge
+}
+
 // FrameReader reads length-prefixed frames from a stream. It is not safe for
 // concurrent use.
 type FrameReader struct {
@@ -138,11 +163,8 @@ func (fr *FrameReader) Next() ([]byte, error) {
 		return nil, err
 	}
 	n := int64(int32(binary.BigEndian.Uint32(fr.hdr[:])))
-	if n < 0 {
-		return nil, fmt.Errorf("%w: negative frame length %d", ErrMalformedFrame, n)
-	}
-	if n > int64(fr.max) {
-		return nil, fmt.Errorf("%w: frame of %d bytes, limit %d", ErrFrameTooLarge, n, fr.max)
+	if n < 0 || n > int64(fr.max) {
+		return nil, &frameLengthError{length: n, limit: fr.max, prefix: fr.hdr}
 	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(fr.r, buf); err != nil {

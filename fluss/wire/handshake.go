@@ -36,7 +36,7 @@ func (c *Conn) handshake(ctx context.Context) error {
 	}
 	var resp pb.ApiVersionsResponse
 	if err := c.Call(ctx, APIVersions, req, &resp, WithVersion(0)); err != nil {
-		return fmt.Errorf("api versions: %w", err)
+		return err // it names the request or the connection's failure
 	}
 	versions := make(map[APIKey]versionRange, len(resp.GetApiVersions()))
 	for _, v := range resp.GetApiVersions() {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +31,7 @@ type inputConfig struct {
 	sasl           bool
 	connectTimeout time.Duration
 	requestTimeout time.Duration
+	waitForTable   bool // wait for a missing database or table
 
 	columns   []string
 	tableType string // "", tableTypeLog or tableTypePK
@@ -63,288 +63,222 @@ type inputConfig struct {
 // defaultMaxBatchRows is max_batch_rows for JSON payloads when unset.
 const defaultMaxBatchRows = 1024
 
-// parseConfig reads and validates the parsed YAML. Errors name the field.
-// It does no I/O.
+// parseConfig reads and validates the parsed YAML with the checks of the
+// lint rules (checks.go), so that a config `lint` passes is one `run`
+// accepts, and the messages, which name the field, are the same. It does
+// no I/O.
 func parseConfig(pc *service.ParsedConfig) (*inputConfig, error) {
 	c := &inputConfig{}
-	var err error
-	if c.bootstrap, err = pc.FieldStringList(fiFieldBootstrap); err != nil {
-		return nil, err
-	}
-	c.bootstrap = slices.DeleteFunc(c.bootstrap, func(s string) bool { return strings.TrimSpace(s) == "" })
-	if len(c.bootstrap) == 0 {
-		return nil, fmt.Errorf("field %s: at least one address is required", fiFieldBootstrap)
-	}
-	for _, a := range c.bootstrap {
-		if _, port, ok := strings.Cut(a, ":"); !ok || port == "" {
-			return nil, fmt.Errorf("field %s: address %q is not host:port", fiFieldBootstrap, a)
+	for _, step := range []func(*service.ParsedConfig) error{
+		c.parseConnection, c.parseTable, c.parsePosition, c.parseSelection, c.parseCheckpointing, c.parseFetch,
+	} {
+		if err := step(pc); err != nil {
+			return nil, err
 		}
 	}
-	if c.database, err = pc.FieldString(fiFieldDatabase); err != nil {
-		return nil, err
-	}
-	if c.table, err = pc.FieldString(fiFieldTable); err != nil {
-		return nil, err
-	}
-	if c.database == "" {
-		return nil, fmt.Errorf("field %s: must not be empty", fiFieldDatabase)
-	}
-	if c.table == "" {
-		return nil, fmt.Errorf("field %s: must not be empty", fiFieldTable)
-	}
+	return c, nil
+}
 
+// parseConnection reads the servers, the table's name, SASL and timeouts.
+func (c *inputConfig) parseConnection(pc *service.ParsedConfig) error {
+	addrs, err := pc.FieldStringList(fiFieldBootstrap)
+	if err != nil {
+		return err
+	}
+	if c.bootstrap, err = checkBootstrap(addrs); err != nil {
+		return err
+	}
+	if c.database, err = nonEmpty(pc, fiFieldDatabase); err != nil {
+		return err
+	}
+	if c.table, err = nonEmpty(pc, fiFieldTable); err != nil {
+		return err
+	}
+	if c.waitForTable, err = boolField(pc, fiFieldWaitForTable); err != nil {
+		return err
+	}
 	if pc.Contains(fiFieldSASL) {
-		sc := pc.Namespace(fiFieldSASL)
-		mech, err := sc.FieldString(fiFieldSASLMechanism)
-		if err != nil {
-			return nil, err
+		if err := c.parseSASL(pc); err != nil {
+			return err
 		}
-		if !strings.EqualFold(mech, "PLAIN") {
-			return nil, fmt.Errorf("field %s.%s: unsupported mechanism %q (Fluss supports PLAIN)", fiFieldSASL, fiFieldSASLMechanism, mech)
-		}
-		if c.saslUser, err = sc.FieldString(fiFieldSASLUsername); err != nil {
-			return nil, err
-		}
-		if c.saslPassword, err = sc.FieldString(fiFieldSASLPassword); err != nil {
-			return nil, err
-		}
-		if c.saslUser == "" {
-			return nil, fmt.Errorf("field %s.%s: must not be empty", fiFieldSASL, fiFieldSASLUsername)
-		}
-		c.sasl = true
 	}
-	if c.connectTimeout, err = positiveDuration(pc, fiFieldConnectTimeout); err != nil {
-		return nil, err
+	if c.connectTimeout, err = durationField(pc, fiFieldConnectTimeout, false); err != nil {
+		return err
 	}
-	if c.requestTimeout, err = positiveDuration(pc, fiFieldRequestTimeout); err != nil {
-		return nil, err
-	}
+	c.requestTimeout, err = durationField(pc, fiFieldRequestTimeout, false)
+	return err
+}
 
-	if c.columns, err = pc.FieldStringList(fiFieldColumns); err != nil {
-		return nil, err
+// parseSASL reads the sasl object.
+func (c *inputConfig) parseSASL(pc *service.ParsedConfig) error {
+	mech, err := pc.FieldString(fiFieldSASL, fiFieldSASLMechanism)
+	if err != nil {
+		return err
 	}
-	seen := map[string]bool{}
-	for _, col := range c.columns {
-		if col == "" {
-			return nil, fmt.Errorf("field %s: empty column name", fiFieldColumns)
-		}
-		if seen[col] {
-			return nil, fmt.Errorf("field %s: column %q listed twice", fiFieldColumns, col)
-		}
-		seen[col] = true
+	if err := checkMechanism(mech); err != nil {
+		return err
+	}
+	if c.saslUser, err = nonEmpty(pc, saslUsernamePath); err != nil {
+		return err
+	}
+	if c.saslPassword, err = pc.FieldString(fiFieldSASL, fiFieldSASLPassword); err != nil {
+		return err
+	}
+	c.sasl = true
+	return nil
+}
+
+// parseTable reads the columns and the table type assertion.
+func (c *inputConfig) parseTable(pc *service.ParsedConfig) error {
+	var err error
+	if c.columns, err = names(pc, fiFieldColumns, "column"); err != nil {
+		return err
 	}
 	if pc.Contains(fiFieldTableType) {
-		if c.tableType, err = pc.FieldString(fiFieldTableType); err != nil {
-			return nil, err
-		}
-		if c.tableType != tableTypeLog && c.tableType != tableTypePK {
-			return nil, fmt.Errorf("field %s: %q is not %s or %s", fiFieldTableType, c.tableType, tableTypeLog, tableTypePK)
-		}
+		c.tableType, err = enumField(pc, fiFieldTableType, tableTypeLog, tableTypePK)
 	}
+	return err
+}
 
-	start, err := pc.FieldString(fiFieldStartOffset)
-	if err != nil {
-		return nil, err
+// parsePosition reads where to start and stop and the payload format.
+func (c *inputConfig) parsePosition(pc *service.ParsedConfig) error {
+	if err := c.parseStart(pc); err != nil {
+		return err
 	}
-	switch start = strings.TrimSpace(start); start {
-	case startEarliest:
-		c.startMode = startModeEarliest
-	case startLatest:
-		c.startMode = startModeLatest
-	case startTimestamp:
-		c.startMode = startModeTimestamp
-		if !pc.Contains(fiFieldStartTimestamp) {
-			return nil, fmt.Errorf("field %s: %s: timestamp needs field %s", fiFieldStartOffset, fiFieldStartOffset, fiFieldStartTimestamp)
-		}
+	var err error
+	if c.onUnresumable, err = enumField(pc, fiFieldOnUnresumable, unresumableFail, unresumableEarliest, unresumableLatest); err != nil {
+		return err
+	}
+	endAt, err := enumField(pc, fiFieldEndAt, endAtNone, endAtLatest)
+	if err != nil {
+		return err
+	}
+	c.endAtLatest = endAt == endAtLatest
+	format, err := enumField(pc, fiFieldPayloadFormat, formatJSON, formatArrow)
+	c.arrowPayload = format == formatArrow
+	return err
+}
+
+// parseStart reads start_offset and start_timestamp.
+func (c *inputConfig) parseStart(pc *service.ParsedConfig) error {
+	raw, err := pc.FieldString(fiFieldStartOffset)
+	if err != nil {
+		return err
+	}
+	if c.startMode, c.startOffset, err = checkStartOffset(raw); err != nil {
+		return err
+	}
+	hasTS := pc.Contains(fiFieldStartTimestamp)
+	switch {
+	case c.startMode == startModeTimestamp && !hasTS:
+		return errors.New(timestampNeedsTimestamp)
+	case c.startMode != startModeTimestamp && hasTS:
+		return fmt.Errorf(timestampOnlyWith, strings.TrimSpace(raw))
+	case hasTS:
 		ts, err := pc.FieldString(fiFieldStartTimestamp)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if c.startTimestamp, err = parseTimestamp(ts); err != nil {
-			return nil, fmt.Errorf("field %s: %w", fiFieldStartTimestamp, err)
-		}
-	default:
-		n, err := strconv.ParseInt(start, 10, 64)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("field %s: %q is not earliest, latest, timestamp or a non-negative offset", fiFieldStartOffset, start)
-		}
-		c.startMode, c.startOffset = startModeOffset, n
+		c.startTimestamp, err = parseTimestamp(ts)
+		return err
 	}
-	if c.startMode != startModeTimestamp && pc.Contains(fiFieldStartTimestamp) {
-		return nil, fmt.Errorf("field %s: only used with %s: timestamp (it is %s)", fiFieldStartTimestamp, fiFieldStartOffset, start)
-	}
+	return nil
+}
 
-	if c.onUnresumable, err = pc.FieldString(fiFieldOnUnresumable); err != nil {
-		return nil, err
+// parseSelection reads which partitions and buckets are read.
+func (c *inputConfig) parseSelection(pc *service.ParsedConfig) error {
+	var err error
+	if c.partitions, err = names(pc, fiFieldPartitions, "partition"); err != nil {
+		return err
 	}
-	switch c.onUnresumable {
-	case unresumableFail, unresumableEarliest, unresumableLatest:
-	default:
-		return nil, fmt.Errorf("field %s: %q is not fail, earliest or latest", fiFieldOnUnresumable, c.onUnresumable)
+	if c.discoveryInterval, err = durationField(pc, fiFieldDiscoveryInterval, true); err != nil {
+		return err
 	}
-	endAt, err := pc.FieldString(fiFieldEndAt)
+	list, err := pc.FieldAny(fiFieldBuckets)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	switch endAt {
-	case endAtNone:
-	case endAtLatest:
-		c.endAtLatest = true
-	default:
-		return nil, fmt.Errorf("field %s: %q is not none or latest", fiFieldEndAt, endAt)
+	items, _ := list.([]any)
+	if c.buckets, err = checkBuckets(items); err != nil {
+		return err
 	}
-	format, err := pc.FieldString(fiFieldPayloadFormat)
-	if err != nil {
-		return nil, err
+	if !pc.Contains(fiFieldShard) {
+		return nil
 	}
-	switch format {
-	case formatJSON:
-	case formatArrow:
-		c.arrowPayload = true
-	default:
-		return nil, fmt.Errorf("field %s: %q is not json or arrow_ipc", fiFieldPayloadFormat, format)
+	if len(c.buckets) > 0 {
+		return errors.New(bucketsAndShard)
 	}
+	return c.parseShard(pc)
+}
 
-	if c.partitions, err = pc.FieldStringList(fiFieldPartitions); err != nil {
-		return nil, err
-	}
-	for _, p := range c.partitions {
-		if p == "" {
-			return nil, fmt.Errorf("field %s: empty partition name", fiFieldPartitions)
-		}
-	}
-	if c.discoveryInterval, err = pc.FieldDuration(fiFieldDiscoveryInterval); err != nil {
-		return nil, err
-	}
-	if c.discoveryInterval < 0 {
-		return nil, fmt.Errorf("field %s: must not be negative", fiFieldDiscoveryInterval)
-	}
-	bs, err := pc.FieldIntList(fiFieldBuckets)
+// parseShard reads the shard object.
+func (c *inputConfig) parseShard(pc *service.ParsedConfig) error {
+	index, err := wholeNumber(pc, shardIndexPath, 0, maxShardCount-1)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, b := range bs {
-		if b < 0 || b > 1<<31-1 {
-			return nil, fmt.Errorf("field %s: bucket %d is out of range", fiFieldBuckets, b)
-		}
-		if slices.Contains(c.buckets, int32(b)) {
-			return nil, fmt.Errorf("field %s: bucket %d listed twice", fiFieldBuckets, b)
-		}
-		c.buckets = append(c.buckets, int32(b))
+	count, err := wholeNumber(pc, shardCountPath, 1, maxShardCount)
+	if err != nil {
+		return err
 	}
-	if pc.Contains(fiFieldShard) {
-		if len(c.buckets) > 0 {
-			return nil, fmt.Errorf("fields %s and %s: set one, not both", fiFieldBuckets, fiFieldShard)
-		}
-		sc := pc.Namespace(fiFieldShard)
-		if c.shardIndex, err = sc.FieldInt(fiFieldShardIndex); err != nil {
-			return nil, err
-		}
-		if c.shardCount, err = sc.FieldInt(fiFieldShardCount); err != nil {
-			return nil, err
-		}
-		if c.shardCount < 1 {
-			return nil, fmt.Errorf("field %s.%s: must be at least 1, got %d", fiFieldShard, fiFieldShardCount, c.shardCount)
-		}
-		if c.shardIndex < 0 || c.shardIndex >= c.shardCount {
-			return nil, fmt.Errorf("field %s.%s: must be between 0 and %d (count - 1), got %d", fiFieldShard, fiFieldShardIndex, c.shardCount-1, c.shardIndex)
-		}
+	if err := checkShardIndex(index, count); err != nil {
+		return err
 	}
+	c.shardIndex, c.shardCount = int(index), int(count)
+	return nil
+}
 
-	if c.checkpointCache, err = pc.FieldString(fiFieldCheckpointCache); err != nil {
-		return nil, err
+// parseCheckpointing reads the cache, key and in-flight limit.
+func (c *inputConfig) parseCheckpointing(pc *service.ParsedConfig) error {
+	var err error
+	if c.checkpointCache, err = nonEmpty(pc, fiFieldCheckpointCache); err != nil {
+		return err
 	}
-	if c.checkpointCache == "" {
-		return nil, fmt.Errorf("field %s: must name a cache resource", fiFieldCheckpointCache)
-	}
+	c.checkpointKey = c.defaultCheckpointKey()
 	if pc.Contains(fiFieldCheckpointKey) {
 		if c.checkpointKey, err = pc.FieldString(fiFieldCheckpointKey); err != nil {
-			return nil, err
+			return err
 		}
-		if c.checkpointKey == "" {
-			return nil, fmt.Errorf("field %s: must not be empty", fiFieldCheckpointKey)
+		if err := checkCheckpointKey(c.checkpointKey); err != nil {
+			return err
 		}
-	} else {
-		c.checkpointKey = c.defaultCheckpointKey()
 	}
-	if strings.Contains(c.checkpointKey, "/") {
-		return nil, fmt.Errorf("field %s: %q must not contain '/'", fiFieldCheckpointKey, c.checkpointKey)
+	limit, err := wholeNumber(pc, fiFieldCheckpointLimit, 1, maxCheckpointLimit)
+	if err != nil {
+		return err
 	}
-	if c.checkpointLimit, err = pc.FieldInt(fiFieldCheckpointLimit); err != nil {
-		return nil, err
+	c.checkpointLimit = int(limit)
+	if _, err := boolField(pc, fiFieldAutoReplayNacks); err != nil {
+		return err
 	}
-	if c.checkpointLimit < 1 {
-		return nil, fmt.Errorf("field %s: must be at least 1, got %d", fiFieldCheckpointLimit, c.checkpointLimit)
-	}
-	if c.batching, err = pc.FieldBatchPolicy(fiFieldBatching); err != nil {
-		return nil, err
-	}
+	c.batching, err = pc.FieldBatchPolicy(fiFieldBatching)
+	return err
+}
 
-	if c.fetchMaxBytes, err = pc.FieldInt(fiFieldFetchMaxBytes); err != nil {
-		return nil, err
+// parseFetch reads the fetch sizes and the batch size.
+func (c *inputConfig) parseFetch(pc *service.ParsedConfig) error {
+	n, err := wholeNumber(pc, fiFieldFetchMaxBytes, 1, maxInt32)
+	if err != nil {
+		return err
 	}
-	if c.fetchMaxBytes < 1 {
-		return nil, fmt.Errorf("field %s: must be positive, got %d", fiFieldFetchMaxBytes, c.fetchMaxBytes)
+	c.fetchMaxBytes = int(n)
+	if n, err = wholeNumber(pc, fiFieldFetchMaxBucketByte, 1, maxInt32); err != nil {
+		return err
 	}
-	if c.fetchMaxBucketBytes, err = pc.FieldInt(fiFieldFetchMaxBucketByte); err != nil {
-		return nil, err
-	}
-	if c.fetchMaxBucketBytes < 1 {
-		return nil, fmt.Errorf("field %s: must be positive, got %d", fiFieldFetchMaxBucketByte, c.fetchMaxBucketBytes)
-	}
-	if c.fetchMaxWait, err = pc.FieldDuration(fiFieldFetchMaxWait); err != nil {
-		return nil, err
-	}
-	if c.fetchMaxWait < 0 {
-		return nil, fmt.Errorf("field %s: must not be negative", fiFieldFetchMaxWait)
+	c.fetchMaxBucketBytes = int(n)
+	if c.fetchMaxWait, err = durationField(pc, fiFieldFetchMaxWait, true); err != nil {
+		return err
 	}
 	switch {
 	case pc.Contains(fiFieldMaxBatchRows):
-		if c.maxBatchRows, err = pc.FieldInt(fiFieldMaxBatchRows); err != nil {
-			return nil, err
-		}
-		if c.maxBatchRows < 0 {
-			return nil, fmt.Errorf("field %s: must not be negative, got %d", fiFieldMaxBatchRows, c.maxBatchRows)
-		}
+		n, err = wholeNumber(pc, fiFieldMaxBatchRows, 0, maxInt32)
+		c.maxBatchRows = int(n)
 	case c.arrowPayload:
 		c.maxBatchRows = 0 // one message per record batch
 	default:
 		c.maxBatchRows = defaultMaxBatchRows
 	}
-	return c, nil
-}
-
-func positiveDuration(pc *service.ParsedConfig, field string) (time.Duration, error) {
-	d, err := pc.FieldDuration(field)
-	if err != nil {
-		return 0, err
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("field %s: must be positive, got %s", field, d)
-	}
-	return d, nil
-}
-
-// parseTimestamp reads an RFC 3339 time or epoch milliseconds.
-func parseTimestamp(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, errors.New("empty timestamp")
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < 0 {
-			return 0, fmt.Errorf("timestamp %d is negative", n)
-		}
-		return n, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is neither an RFC 3339 time nor milliseconds since the epoch", s)
-	}
-	if t.Before(time.Unix(0, 0)) {
-		return 0, fmt.Errorf("timestamp %q is before 1970", s)
-	}
-	return t.UnixMilli(), nil
+	return err
 }
 
 // defaultCheckpointKey derives the cache key from the table and the part of

@@ -2,17 +2,20 @@ package fluss
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
 
 // Connect loads the checkpoint (once), connects to the cluster, works out
-// where every bucket starts and starts the worker. Failures are returned
-// with a growing back-off so the engine retries without flooding the log.
+// where every bucket starts and starts the worker. A failure no retry cures
+// stops the pipeline; others are returned with a growing back-off so the
+// engine retries without flooding the log (see connectFailed).
 func (in *input) Connect(ctx context.Context) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -24,12 +27,7 @@ func (in *input) Connect(ctx context.Context) error {
 	}
 	c, err := in.connectLocked(ctx)
 	if err != nil {
-		in.connectFailures++
-		wait := time.Second << min(in.connectFailures-1, 5)
-		if wait > 30*time.Second {
-			wait = 30 * time.Second
-		}
-		return service.NewErrBackOff(err, wait)
+		return in.connectFailed(ctx, err)
 	}
 	in.connectFailures = 0
 	in.conn = c
@@ -49,35 +47,17 @@ func (in *input) clientOptions() []flussapi.Option {
 	return opts
 }
 
+// connectLocked makes one connection: client, table, plan, scanner,
+// subscriptions, and starts its worker.
 func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
-	// Until the first successful start nothing was handed out, so the
-	// checkpoint is (re)read on every attempt: a user may have fixed or
-	// deleted it meanwhile. This is also the first access of the cache
-	// resource, made from this one goroutine.
 	if !in.started {
-		raw, err := in.store.get(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("reading the checkpoint: %w", err)
+		if err := in.loadCheckpointLocked(ctx); err != nil {
+			return nil, err
 		}
-		in.loaded = nil
-		in.cp.clear()
-		if raw != nil {
-			v, err := parseCheckpoint(in.conf.checkpointKey, raw)
-			if err != nil {
-				if in.conf.onUnresumable == unresumableFail {
-					return nil, fmt.Errorf("%w; delete the key or set %s to earliest or latest", err, fiFieldOnUnresumable)
-				}
-				in.log.Warnf("Ignoring the checkpoint of %s: %v; every bucket starts from %s (%s)", in.tablePath(), err, in.conf.onUnresumable, fiFieldOnUnresumable)
-				v = &checkpointValue{Version: checkpointVersion, unresumable: true}
-			}
-			in.loaded = v
-		}
-		in.startFlusherLocked()
 	}
-
 	client, err := flussapi.NewClient(ctx, in.clientOptions()...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to Fluss at %v: %w", in.conf.bootstrap, err)
+		return nil, &clientError{err: err} // it names the servers
 	}
 	defer func() {
 		if err != nil {
@@ -92,7 +72,54 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 	if err != nil {
 		return nil, err
 	}
+	w, err := in.newWorker(client, info)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = w.scanner.Close()
+		}
+	}()
+	if err := w.subscribe(ctx, plan, parts); err != nil {
+		return nil, err
+	}
+	in.started = true
+	bounded := in.startProgressLocked(plan)
+	in.log.Infof("Reading Fluss table %s (id %d, %s) from %d bucket(s)%s", in.tablePath(), info.TableID, tableKind(info), len(w.produced), bounded)
+	go w.run()
+	return w.c, nil
+}
 
+// loadCheckpointLocked reads the checkpoint. Until the first successful
+// start nothing was handed out, so it is (re)read on every attempt: a user
+// may have fixed or deleted it meanwhile. This is also the first access of
+// the cache resource, made from this one goroutine.
+func (in *input) loadCheckpointLocked(ctx context.Context) error {
+	raw, err := in.store.get(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the checkpoint: %w", err)
+	}
+	in.loaded = nil
+	in.cp.clear()
+	if raw != nil {
+		v, err := parseCheckpoint(in.conf.checkpointKey, raw)
+		if err != nil {
+			if in.conf.onUnresumable == unresumableFail {
+				return fmt.Errorf("%w; delete the key or set %s to earliest or latest", err, fiFieldOnUnresumable)
+			}
+			in.log.Warnf("Ignoring the checkpoint of %s: %v; every bucket starts from %s (%s)", in.tablePath(), err, in.conf.onUnresumable, fiFieldOnUnresumable)
+			v = &checkpointValue{Version: checkpointVersion, unresumable: true}
+		}
+		in.loaded = v
+	}
+	in.startFlusherLocked()
+	return nil
+}
+
+// newWorker creates the scanner, the message builder and the worker of a
+// connection.
+func (in *input) newWorker(client *flussapi.Client, info *flussapi.TableInfo) (*worker, error) {
 	var sopts []flussapi.ScanOption
 	if len(in.conf.columns) > 0 {
 		sopts = append(sopts, flussapi.ScanColumns(in.conf.columns...))
@@ -107,27 +134,37 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading table %s: %w", in.tablePath(), err)
 	}
-	defer func() {
-		if err != nil {
-			_ = scanner.Close()
-		}
-	}()
 	builder, err := newMessageBuilder(tableMeta{
 		database: in.conf.database, table: in.conf.table, tableID: info.TableID, pkTable: info.HasPrimaryKey(),
 	}, scanner.Schema(), scanner.ArrowSchema(), in.conf.arrowPayload)
 	if err != nil {
+		_ = scanner.Close()
 		return nil, err
 	}
-
-	w := &worker{
+	c := &connection{
+		client:  client,
+		info:    info,
+		scanner: scanner,
+		units:   make(chan *unit, 16),
+		done:    make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return &worker{
 		in:       in,
+		c:        c,
 		info:     info,
 		scanner:  scanner,
 		client:   client,
 		builder:  builder,
 		produced: map[bucketKey]int64{},
 		parts:    map[int64]string{},
-	}
+	}, nil
+}
+
+// subscribe subscribes the scanner to the planned buckets that have rows
+// left to read.
+func (w *worker) subscribe(ctx context.Context, plan []plannedBucket, parts []flussapi.PartitionInfo) error {
+	in := w.in
 	for _, pb := range plan {
 		if in.endOffsets != nil {
 			end, ok := in.endOffsets[pb.key]
@@ -135,8 +172,8 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 				continue // nothing (more) to read in this bucket
 			}
 		}
-		if err := scanner.Subscribe(ctx, pb.key.partitionID, pb.key.bucket, flussapi.StartAtOffset(pb.offset)); err != nil {
-			return nil, fmt.Errorf("subscribing to table %s %s: %w", in.tablePath(), pb.key, err)
+		if err := w.scanner.Subscribe(ctx, pb.key.partitionID, pb.key.bucket, flussapi.StartAtOffset(pb.offset)); err != nil {
+			return fmt.Errorf("subscribing to table %s %s: %w", in.tablePath(), pb.key, err)
 		}
 		w.produced[pb.key] = pb.offset
 		if pb.key.partitionID != noPartition {
@@ -146,20 +183,7 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 	for _, p := range parts {
 		w.parts[p.ID] = p.Name
 	}
-
-	c := &connection{
-		client:  client,
-		info:    info,
-		scanner: scanner,
-		units:   make(chan *unit, 16),
-		done:    make(chan struct{}),
-	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	w.c = c
-	in.started = true
-	in.log.Infof("Reading Fluss table %s (id %d, %s) from %d bucket(s)", in.tablePath(), info.TableID, tableKind(info), len(w.produced))
-	go w.run()
-	return c, nil
+	return nil
 }
 
 func tableKind(info *flussapi.TableInfo) string {
@@ -174,248 +198,71 @@ func tableKind(info *flussapi.TableInfo) string {
 }
 
 // loadTable fetches the table and checks it against the configuration.
+// What cannot change by waiting is a permanentError.
 func (in *input) loadTable(ctx context.Context, client *flussapi.Client) (*flussapi.TableInfo, error) {
 	path := flussapi.NewTablePath(in.conf.database, in.conf.table)
 	info, err := client.Table(ctx, path)
 	if err != nil {
-		if ok, derr := client.DatabaseExists(ctx, in.conf.database); derr == nil && !ok {
-			return nil, fmt.Errorf("field %s: database %q does not exist", fiFieldDatabase, in.conf.database)
-		}
-		if ok, terr := client.TableExists(ctx, path); terr == nil && !ok {
-			return nil, fmt.Errorf("field %s: table %q does not exist in database %q", fiFieldTable, in.conf.table, in.conf.database)
-		}
-		return nil, fmt.Errorf("loading table %s: %w", path, err)
+		return nil, in.missingTable(ctx, client, path, err)
 	}
-	switch in.conf.tableType {
-	case tableTypeLog:
-		if info.HasPrimaryKey() {
-			return nil, fmt.Errorf("field %s: table %s is a primary-key table (primary key %v), not a log table", fiFieldTableType, path, info.PrimaryKey)
-		}
-	case tableTypePK:
-		if !info.HasPrimaryKey() {
-			return nil, fmt.Errorf("field %s: table %s is a log table, not a primary-key table", fiFieldTableType, path)
-		}
-	}
-	if len(in.conf.columns) > 0 {
-		if _, err := info.Schema.ProjectionIndices(in.conf.columns); err != nil {
-			return nil, fmt.Errorf("field %s: table %s: %w (its columns are %v)", fiFieldColumns, path, err, info.Schema.ColumnNames())
-		}
-	}
-	if err := in.assign.checkBuckets(info.NumBuckets); err != nil {
-		return nil, err
-	}
-	if len(in.conf.partitions) > 0 && !info.IsPartitioned() {
-		return nil, fmt.Errorf("field %s: table %s is not partitioned", fiFieldPartitions, path)
-	}
-	if f := info.Descriptor; f != nil && f.LogFormat() != "ARROW" {
-		return nil, fmt.Errorf("table %s: log format %s is not supported (only ARROW)", path, f.LogFormat())
+	if err := in.checkTable(info); err != nil {
+		return nil, &permanentError{err: err}
 	}
 	return info, nil
 }
 
-// plannedBucket is where one bucket starts.
-type plannedBucket struct {
-	key       bucketKey
-	partition string
-	offset    int64
+// missingTable explains a failure to load the table: a missing database
+// or table stops the pipeline, or is waited for with wait_for_table;
+// anything else (the cluster is unreachable) is retried.
+func (in *input) missingTable(ctx context.Context, client *flussapi.Client, path flussapi.TablePath, err error) error {
+	var missing error
+	if ok, derr := client.DatabaseExists(ctx, in.conf.database); derr == nil && !ok {
+		missing = fmt.Errorf("field %s: database %q does not exist", fiFieldDatabase, in.conf.database)
+	} else if ok, terr := client.TableExists(ctx, path); terr == nil && !ok {
+		missing = fmt.Errorf("field %s: table %q does not exist in database %q", fiFieldTable, in.conf.table, in.conf.database)
+	}
+	switch {
+	case missing == nil:
+		return fmt.Errorf("loading table %s: %w", path, err)
+	case in.conf.waitForTable:
+		return &waitingError{err: fmt.Errorf("%w yet; waiting for it (%s: true)", missing, fiFieldWaitForTable)}
+	}
+	return &permanentError{err: fmt.Errorf("%w; create it, or set %s: true to wait for it", missing, fiFieldWaitForTable)}
 }
 
-// positionSource says where a planned position came from.
-type positionSource int8
-
-const (
-	fromResume     positionSource = iota // the previous connection's read position
-	fromCheckpoint                       // the cache
-	fromStart                            // start_offset (or earliest for new partitions)
-)
-
-// planBuckets decides which buckets to read and from where, applying
-// on_unresumable_offset, and records the positions in the checkpointer.
-func (in *input) planBuckets(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo) (_ []plannedBucket, _ []flussapi.PartitionInfo, err error) {
-	// A checkpoint of another incarnation of the table (dropped and
-	// created again under the same name) is not resumable.
-	loaded := map[bucketKey]int64{}
-	unresumable := false
-	if !in.started && in.loaded != nil {
-		switch v := in.loaded; {
-		case v.unresumable:
-			unresumable = true // corrupt: already reported
-		case v.TableID != info.TableID:
-			if in.conf.onUnresumable == unresumableFail {
-				return nil, nil, fmt.Errorf("the checkpoint in cache key %q belongs to table id %d, but table %s now has id %d (dropped and created again?); delete the key or set %s to earliest or latest",
-					in.conf.checkpointKey, v.TableID, in.tablePath(), info.TableID, fiFieldOnUnresumable)
-			}
-			in.log.Warnf("The checkpoint in cache key %q belongs to table id %d, but table %s now has id %d; every bucket starts from %s (%s)",
-				in.conf.checkpointKey, v.TableID, in.tablePath(), info.TableID, in.conf.onUnresumable, fiFieldOnUnresumable)
-			unresumable = true
-		default:
-			loaded = in.cp.loadOnce(v)
+// checkTable checks a table against table_type, columns, buckets and
+// partitions.
+func (in *input) checkTable(info *flussapi.TableInfo) error {
+	path := in.tablePath()
+	switch in.conf.tableType {
+	case tableTypeLog:
+		if info.HasPrimaryKey() {
+			return fmt.Errorf("field %s: table %s is a primary-key table (primary key %v), not a log table", fiFieldTableType, path, info.PrimaryKey)
+		}
+	case tableTypePK:
+		if !info.HasPrimaryKey() {
+			return fmt.Errorf("field %s: table %s is a log table, not a primary-key table", fiFieldTableType, path)
 		}
 	}
-	if tid := in.cp.currentTableID(); in.started && tid != info.TableID {
-		if in.conf.onUnresumable == unresumableFail {
-			return nil, nil, fmt.Errorf("table %s was dropped and created again (table id %d, was %d); set %s to earliest or latest to read the new table",
-				in.tablePath(), info.TableID, tid, fiFieldOnUnresumable)
-		}
-		in.log.Warnf("Table %s was dropped and created again (table id %d, was %d); every bucket starts from %s (%s)",
-			in.tablePath(), info.TableID, tid, in.conf.onUnresumable, fiFieldOnUnresumable)
-		unresumable = true
-	}
-	// Where buckets without a position start: start_offset on the first
-	// start, earliest for partitions that appeared since, and the
-	// on_unresumable_offset policy when the positions were unusable.
-	startMode, startOffset, startTS := in.conf.startMode, in.conf.startOffset, in.conf.startTimestamp
-	if in.started {
-		startMode = startModeEarliest
-	}
-	if unresumable {
-		in.cp.resetAll(info.TableID)
-		startMode = policyMode(in.conf.onUnresumable)
-	}
-	in.cp.setTableID(info.TableID)
-
-	type part struct {
-		id   int64
-		name string
-	}
-	parts := []part{{id: noPartition}}
-	var allParts []flussapi.PartitionInfo
-	if info.IsPartitioned() {
-		ps, err := client.Partitions(ctx, info)
-		allParts = ps
-		if err != nil {
-			return nil, nil, fmt.Errorf("listing the partitions of table %s: %w", in.tablePath(), err)
-		}
-		parts = parts[:0]
-		for _, p := range ps {
-			if in.assign.wantsPartition(p.Name) {
-				parts = append(parts, part{id: p.ID, name: p.Name})
+	if len(in.conf.columns) > 0 {
+		if _, err := info.Schema.ProjectionIndices(in.conf.columns); err != nil {
+			var uc *types.UnknownColumnError
+			if errors.As(err, &uc) {
+				return fmt.Errorf("field %s: table %s has no column %q (its columns: %s)", fiFieldColumns, path, uc.Column, strings.Join(uc.Columns, ", "))
 			}
-		}
-		existing := map[int64]bool{}
-		for _, p := range ps {
-			existing[p.ID] = true
-		}
-		in.cp.pruneExtra(func(k bucketKey) bool { return existing[k.partitionID] })
-	}
-
-	var plan []plannedBucket
-	for _, p := range parts {
-		keys := in.assign.bucketsOf(p.id, info.NumBuckets)
-		if len(keys) == 0 {
-			continue
-		}
-		var (
-			toValidate []int32
-			toList     []int32
-			planned    = map[int32]*plannedBucket{}
-			sources    = map[int32]positionSource{}
-		)
-		for _, k := range keys {
-			pb := &plannedBucket{key: k, partition: p.name}
-			planned[k.bucket] = pb
-			if pos, _, ok := in.cp.resumePosition(k); ok {
-				pb.offset, sources[k.bucket] = pos, fromResume
-				toValidate = append(toValidate, k.bucket)
-			} else if off, ok := loaded[k]; ok {
-				pb.offset, sources[k.bucket] = off, fromCheckpoint
-				toValidate = append(toValidate, k.bucket)
-			} else {
-				sources[k.bucket] = fromStart
-				if startMode == startModeOffset {
-					pb.offset = startOffset
-					toValidate = append(toValidate, k.bucket)
-				} else {
-					toList = append(toList, k.bucket)
-				}
-			}
-		}
-		if len(toList) > 0 {
-			spec := flussapi.EarliestOffset()
-			switch startMode {
-			case startModeLatest:
-				spec = flussapi.LatestOffset()
-			case startModeTimestamp:
-				spec = flussapi.OffsetAtTimestamp(startTS)
-			}
-			offs, err := client.ListOffsets(ctx, info, p.id, toList, spec)
-			if err != nil {
-				return nil, nil, fmt.Errorf("listing the %s offsets of table %s%s: %w", spec, in.tablePath(), partitionSuffix(p.name), err)
-			}
-			for _, b := range toList {
-				off, ok := offs[b]
-				if !ok {
-					return nil, nil, fmt.Errorf("listing the %s offsets of table %s%s: no offset for bucket %d", spec, in.tablePath(), partitionSuffix(p.name), b)
-				}
-				planned[b].offset = off
-			}
-		}
-		if len(toValidate) > 0 {
-			earliest, err := client.ListOffsets(ctx, info, p.id, toValidate, flussapi.EarliestOffset())
-			if err != nil {
-				return nil, nil, fmt.Errorf("listing the earliest offsets of table %s%s: %w", in.tablePath(), partitionSuffix(p.name), err)
-			}
-			latest, err := client.ListOffsets(ctx, info, p.id, toValidate, flussapi.LatestOffset())
-			if err != nil {
-				return nil, nil, fmt.Errorf("listing the latest offsets of table %s%s: %w", in.tablePath(), partitionSuffix(p.name), err)
-			}
-			for _, b := range toValidate {
-				pb := planned[b]
-				lo, hi := earliest[b], latest[b]
-				if pb.offset >= lo && pb.offset <= hi {
-					continue
-				}
-				what := map[positionSource]string{
-					fromResume:     "read position",
-					fromCheckpoint: fmt.Sprintf("checkpoint (cache key %q)", in.conf.checkpointKey),
-					fromStart:      fiFieldStartOffset,
-				}[sources[b]]
-				msg := fmt.Sprintf("table %s%s bucket %d: the %s offset %d is outside the log, which holds offsets %d to %d", in.tablePath(), partitionSuffix(p.name), b, what, pb.offset, lo, hi)
-				if in.conf.onUnresumable == unresumableFail {
-					return nil, nil, fmt.Errorf("%s (rows expired, or the log was truncated); set %s to earliest or latest to continue", msg, fiFieldOnUnresumable)
-				}
-				target := lo
-				if in.conf.onUnresumable == unresumableLatest {
-					target = hi
-				}
-				in.log.Warnf("%s; continuing from %s offset %d (%s)", msg, in.conf.onUnresumable, target, fiFieldOnUnresumable)
-				if sources[b] == fromResume {
-					if target >= pb.offset {
-						in.cp.skipTo(pb.key, target)
-					} else {
-						in.cp.reset(pb.key, p.name, target)
-					}
-				}
-				pb.offset = target
-			}
-		}
-		for _, k := range keys {
-			pb := planned[k.bucket]
-			if sources[k.bucket] != fromResume {
-				in.cp.start(k, p.name, pb.offset)
-			}
-			plan = append(plan, *pb)
+			return fmt.Errorf("field %s: table %s: %w", fiFieldColumns, path, err)
 		}
 	}
-
-	if in.conf.endAtLatest && in.endOffsets == nil {
-		ends := map[bucketKey]int64{}
-		byPart := map[int64][]int32{}
-		for _, pb := range plan {
-			byPart[pb.key.partitionID] = append(byPart[pb.key.partitionID], pb.key.bucket)
-		}
-		for pid, bs := range byPart {
-			offs, err := client.ListOffsets(ctx, info, pid, bs, flussapi.LatestOffset())
-			if err != nil {
-				return nil, nil, fmt.Errorf("listing the end offsets of table %s: %w", in.tablePath(), err)
-			}
-			for _, b := range bs {
-				ends[bucketKey{partitionID: pid, bucket: b}] = offs[b]
-			}
-		}
-		in.endOffsets = ends
+	if err := in.assign.checkBuckets(info.NumBuckets); err != nil {
+		return err
 	}
-	return plan, allParts, nil
+	if len(in.conf.partitions) > 0 && !info.IsPartitioned() {
+		return fmt.Errorf("field %s: table %s is not partitioned", fiFieldPartitions, path)
+	}
+	if f := info.Descriptor; f != nil && f.LogFormat() != "ARROW" {
+		return fmt.Errorf("table %s: log format %s is not supported (only ARROW)", path, f.LogFormat())
+	}
+	return nil
 }
 
 func partitionSuffix(name string) string {

@@ -70,6 +70,7 @@ type input struct {
 	started         bool                // the first Connect completed
 	loaded          *checkpointValue    // value read from the cache (nil: none)
 	endOffsets      map[bucketKey]int64 // end_at: latest
+	progress        *progress           // end_at: latest, from the first start
 	connectFailures int                 // consecutive failed Connects
 	flushStop       chan struct{}       // closed to stop the flusher
 	flushDone       chan struct{}       // closed when the flusher returned
@@ -89,7 +90,7 @@ func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*inpu
 		return nil, err
 	}
 	if !mgr.HasCache(conf.checkpointCache) {
-		return nil, fmt.Errorf("field %s: cache resource %q not found", fiFieldCheckpointCache, conf.checkpointCache)
+		return nil, fmt.Errorf("field %s: cache resource %q is not defined; it usually comes from a resource file: fluss-iggy run -r config/resources/bbolt.yaml <config> (or add it under cache_resources)", fiFieldCheckpointCache, conf.checkpointCache)
 	}
 	in := &input{
 		conf:    conf,
@@ -378,6 +379,7 @@ func (in *input) Close(ctx context.Context) error {
 	c := in.conn
 	in.conn = nil
 	stop, done := in.flushStop, in.flushDone
+	prog := in.progress
 	in.mu.Unlock()
 
 	if c != nil {
@@ -405,6 +407,7 @@ func (in *input) Close(ctx context.Context) error {
 			}
 		}
 	}
+	in.logProgressEnd(prog)
 	if in.batcher != nil {
 		_ = in.batcher.Close(ctx)
 	}

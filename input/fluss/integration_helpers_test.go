@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sort"
@@ -25,8 +26,12 @@ import (
 )
 
 // TestMain gives the integration tests a Fluss cluster (started on first
-// use, or the one FLUSS_BOOTSTRAP names) and stops it afterwards.
-func TestMain(m *testing.M) { flusstest.Main(m) }
+// use, or the one FLUSS_BOOTSTRAP names) and stops it afterwards. Started
+// by cli() (lint_test.go), the test binary is the Benthos CLI instead.
+func TestMain(m *testing.M) {
+	runCLIIfAsked()
+	flusstest.Main(m)
+}
 
 // Shared database of the package's integration tests.
 var testDB struct {
@@ -277,6 +282,7 @@ type streamRun struct {
 	consume service.MessageBatchHandlerFunc
 	until   func() bool
 	timeout time.Duration
+	logs    *logCapture // receives the stream's logs instead of stderr
 }
 
 func runStream(t *testing.T, r streamRun) {
@@ -284,6 +290,9 @@ func runStream(t *testing.T, r streamRun) {
 	b := service.NewStreamBuilder()
 	if err := b.SetLoggerYAML("level: " + logLevel()); err != nil {
 		t.Fatal(err)
+	}
+	if r.logs != nil {
+		b.SetLogger(slog.New(r.logs))
 	}
 	cache := r.cache
 	if cache == "" {
@@ -427,4 +436,65 @@ func latestOffsets(t *testing.T, c *flussapi.Client, table string, partitionID i
 		t.Fatal(err)
 	}
 	return offs
+}
+
+// logCapture is a slog handler that keeps the messages of info level and
+// above, and lets a test wait for one.
+type logCapture struct {
+	mu      sync.Mutex
+	lines   []string
+	changed chan struct{} // closed (and replaced) when a line arrives
+}
+
+func newLogCapture() *logCapture { return &logCapture{changed: make(chan struct{})} }
+
+func (l *logCapture) Enabled(_ context.Context, lvl slog.Level) bool { return lvl >= slog.LevelInfo }
+
+func (l *logCapture) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, r.Message)
+	close(l.changed)
+	l.changed = make(chan struct{})
+	return nil
+}
+
+func (l *logCapture) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logCapture) WithGroup(string) slog.Handler      { return l }
+
+// matching returns the lines match accepts.
+func (l *logCapture) matching(match func(string) bool) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.lines {
+		if match(line) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// waitFor blocks until a line match accepts has been logged and returns it;
+// it fails the test after timeout.
+func (l *logCapture) waitFor(t *testing.T, timeout time.Duration, what string, match func(string) bool) string {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		l.mu.Lock()
+		changed := l.changed
+		for _, line := range l.lines {
+			if match(line) {
+				l.mu.Unlock()
+				return line
+			}
+		}
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Errorf("no log line %s within %v; logged:\n%s", what, timeout, strings.Join(l.matching(func(string) bool { return true }), "\n"))
+			return ""
+		}
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
+	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 )
 
 // Every Fluss type, read as JSON and as Arrow IPC, equals the Java client's
@@ -563,7 +564,7 @@ func TestIntegrationGracefulStopAndResume(t *testing.T) {
 	}
 }
 
-// Start-up errors name what is wrong.
+// Checkpoint errors at start-up name what is wrong, and are retried.
 func TestIntegrationStartupErrors(t *testing.T) {
 	boot, c, table := sharedLogTable(t)
 	ctx := context.Background()
@@ -592,20 +593,10 @@ func TestIntegrationStartupErrors(t *testing.T) {
 	base := func(db, tbl, extra string) string {
 		return fmt.Sprintf("bootstrap_servers: [ %q ]\ndatabase: %s\ntable: %s\ncheckpoint_cache: offs\n%s", boot, db, tbl, extra)
 	}
-	cases := map[string]string{
-		base("nodb_here", table, ""):                          `database "nodb_here" does not exist`,
-		base(testDB.name, "no_table_here", ""):                `table "no_table_here" does not exist`,
-		base(testDB.name, table, "table_type: primary_key\n"): "is a log table",
-		base(testDB.name, table, "columns: [ id, nope ]\n"):   "field columns",
-		base(testDB.name, table, "buckets: [ 5 ]\n"):          "bucket 5 does not exist",
-		base(testDB.name, table, "partitions: [ x ]\n"):       "not partitioned",
-	}
-	for yaml, want := range cases {
-		if err := connectErr(yaml, nil); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: error %v, want %q", yaml, err, want)
-		}
-	}
-
+	// Table checks are permanent (TestIntegrationPermanentErrorsStopThePipeline);
+	// an unresumable checkpoint is retried: it can be fixed meanwhile.
+	stop.Reset()
+	t.Cleanup(stop.Reset)
 	withCheckpoint := func(value string) *service.Resources {
 		mgr := service.MockResources(service.MockResourcesOptAddCache("offs"))
 		_ = mgr.AccessCache(ctx, "offs", func(c service.Cache) { _ = c.Set(ctx, "k", []byte(value), nil) })
@@ -635,6 +626,9 @@ func TestIntegrationStartupErrors(t *testing.T) {
 				t.Errorf("%s with %s: %v", v, policy, err)
 			}
 		}
+	}
+	if err := stop.Err(); err != nil {
+		t.Errorf("a checkpoint error stopped the pipeline: %v", err)
 	}
 }
 
@@ -870,49 +864,10 @@ func TestIntegrationSASL(t *testing.T) {
 	if ids := idsOf(t, col.snapshot()); !slices.Equal(ids, seq(0, 20)) {
 		t.Fatalf("ids %v", ids)
 	}
-	// A wrong password fails Connect with the reason.
-	pc, err := Spec().ParseYAML(strings.TrimPrefix(strings.ReplaceAll(in("wrong"), "\n  ", "\n"), "fluss:\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, err := newInputFromParsed(pc, service.MockResources(service.MockResourcesOptAddCache("offs")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bad.Close(ctx)
-	if err := bad.Connect(ctx); err == nil || !strings.Contains(strings.ToLower(err.Error()), "auth") {
-		t.Fatalf("wrong password: %v", err)
-	}
-}
-
-// A missing table is waited for: Connect keeps failing, naming it, and the
-// input starts once the table exists.
-func TestIntegrationWaitsForTable(t *testing.T) {
-	boot, c := cluster(t)
-	name := flusstest.UniqueName("later")
-	path := flussapi.NewTablePath(testDB.name, name)
-	var col collector
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(2 * time.Second)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		schema := types.MustSchema([]types.Column{types.NewColumn("id", types.BigInt()), types.NewColumn("name", types.String())})
-		if err := c.CreateTable(ctx, path, &types.TableDescriptor{Schema: *schema, BucketCount: 1}, false); err != nil {
-			t.Errorf("creating the table: %v", err)
-			return
-		}
-		if err := waitLeaders(ctx, c, path); err != nil {
-			t.Errorf("table not ready: %v", err)
-			return
-		}
-		java(t, "append", name, "--rows", "5")
-	}()
-	runStream(t, streamRun{input: inputYAML(boot, name, ""), consume: col.consume(t), until: func() bool { return col.count() >= 5 }})
-	<-done
-	if ids := idsOf(t, col.snapshot()); !slices.Equal(ids, seq(0, 5)) {
-		t.Fatalf("ids %v", ids)
+	// A wrong password stops the pipeline with the reason.
+	_, cancelled, err := connectOnce(t, strings.TrimPrefix(strings.ReplaceAll(in("wrong"), "\n  ", "\n"), "fluss:\n"))
+	if err == nil || !strings.Contains(err.Error(), "AUTHENTICATE_EXCEPTION") || stop.Err() == nil || !cancelled {
+		t.Fatalf("wrong password: %v (stopped: %v)", err, stop.Err())
 	}
 }
 

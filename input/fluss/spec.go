@@ -16,6 +16,7 @@ const (
 	fiFieldBootstrap          = "bootstrap_servers"
 	fiFieldDatabase           = "database"
 	fiFieldTable              = "table"
+	fiFieldWaitForTable       = "wait_for_table"
 	fiFieldSASL               = "sasl"
 	fiFieldSASLMechanism      = "mechanism"
 	fiFieldSASLUsername       = "username"
@@ -38,6 +39,7 @@ const (
 	fiFieldCheckpointCache    = "checkpoint_cache"
 	fiFieldCheckpointKey      = "checkpoint_key"
 	fiFieldCheckpointLimit    = "checkpoint_limit"
+	fiFieldAutoReplayNacks    = service.AutoRetryNacksToggleFieldName
 	fiFieldBatching           = "batching"
 	fiFieldFetchMaxBytes      = "fetch_max_bytes"
 	fiFieldFetchMaxBucketByte = "fetch_max_bytes_per_bucket"
@@ -156,6 +158,18 @@ A position that cannot be resumed, because the rows it points to have expired fr
 ` + "`on_unresumable_offset`" + `: by default the input refuses to start (and keeps retrying, logging
 why), so nothing is skipped silently.
 
+=== Start-up errors
+
+What no retry can cure stops the pipeline at start-up with one message that names the field: a
+database or table that does not exist (unless ` + "`wait_for_table: true`" + `, which waits for it,
+looking again with a back-off that grows to a minute), a ` + "`table_type`" + `, ` + "`columns`" + `,
+` + "`buckets`" + ` or ` + "`partitions`" + ` the table does not match, servers that are not Fluss
+servers (such as an HTTP server) or that refuse the credentials. The ` + "`fluss-iggy`" + ` binary
+then exits non-zero, printing ` + "`fluss-iggy: stopped: <the reason>`" + `. Anything else (a
+refused connection, a moving leader, an unresumable checkpoint with
+` + "`on_unresumable_offset: fail`" + `) is retried; each attempt is logged with its number and the
+wait before the next, which doubles up to 30 seconds.
+
 === Metrics
 
 - ` + "`fluss_input_rows`" + `, ` + "`fluss_input_batches`" + `, ` + "`fluss_input_bytes`" + `: rows, record batches and bytes (as stored, compressed) read from Fluss.
@@ -173,135 +187,23 @@ the shard and the bucket list).
 
 // Spec returns the configuration spec of the fluss input.
 func Spec() *service.ConfigSpec {
+	// Lint rules are compiled when they are set, and use our method: it
+	// must be registered first. (Only core Bloblang methods are used
+	// besides: plugin methods may not be registered yet during init.)
+	registerLintMethod()
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Services").
 		Version("0.1.0").
 		Summary("Reads the log of an Apache Fluss table, row by row as JSON or batch by batch as Arrow IPC, and commits acknowledged positions to a cache.").
 		Description(specDescription).
-		Fields(
-			service.NewStringListField(fiFieldBootstrap).
-				Description("Addresses (`host:port`) of Fluss servers (the coordinator or tablet servers) to ask for the cluster's metadata first.").
-				Example([]string{"127.0.0.1:9123"}),
-			service.NewStringField(fiFieldDatabase).
-				Description("The database of the table to read.").
-				Example("fluss"),
-			service.NewStringField(fiFieldTable).
-				Description("The table to read.").
-				Example("orders"),
-			service.NewObjectField(fiFieldSASL,
-				service.NewStringEnumField(fiFieldSASLMechanism, "PLAIN").
-					Description("The SASL mechanism. Fluss supports `PLAIN`.").
-					Default("PLAIN"),
-				service.NewStringField(fiFieldSASLUsername).
-					Description("The user name."),
-				service.NewStringField(fiFieldSASLPassword).
-					Description("The password.").
-					Secret(),
-			).
-				Description("SASL authentication, when the Fluss servers require it.").
-				Optional(),
-			service.NewDurationField(fiFieldConnectTimeout).
-				Description("The longest time to open one connection to a Fluss server, including the handshake and authentication.").
-				Default("10s").
-				Advanced(),
-			service.NewDurationField(fiFieldRequestTimeout).
-				Description("The longest time to wait for the answer to one request (a fetch waits at most `fetch_max_wait` on the server, well within this).").
-				Default("30s").
-				Advanced(),
-			service.NewStringListField(fiFieldColumns).
-				Description("The columns to read, by name and in this order. The server sends only these columns. Empty reads every column in table order.").
-				Example([]string{"id", "amount", "created_at"}).
-				Default([]string{}),
-			service.NewStringAnnotatedEnumField(fiFieldTableType, map[string]string{
-				tableTypeLog: "The table must be a log table (no primary key).",
-				tableTypePK:  "The table must be a primary-key table; its changelog is read.",
-			}).
-				Description("An optional assertion on the kind of the table, which is otherwise read from the table itself. A mismatch stops the input at start-up with an error.").
-				Optional(),
-			service.NewStringField(fiFieldStartOffset).
-				Description("Where to start reading a bucket that has no checkpoint yet: `earliest` (the oldest row still stored), `latest` (only rows written from now on), `timestamp` (the first batch committed at or after `start_timestamp`), or a non-negative number (that offset in every bucket). Buckets with a checkpoint always resume from it, and partitions created while the input runs always start from `earliest`.").
-				Examples("earliest", "latest", "timestamp", "1000").
-				Default(startEarliest),
-			service.NewStringField(fiFieldStartTimestamp).
-				Description("The time to start from with `start_offset: timestamp`: an RFC 3339 time or milliseconds since the Unix epoch.").
-				Examples("2026-01-31T12:00:00Z", "1769860800000").
-				Optional(),
-			service.NewStringAnnotatedEnumField(fiFieldOnUnresumable, map[string]string{
-				unresumableFail:     "Refuse to start, logging which bucket and checkpoint are the cause. The input keeps retrying, so it starts once the cause is removed (for example the checkpoint deleted from the cache).",
-				unresumableEarliest: "Log a warning and read the bucket from its oldest stored row.",
-				unresumableLatest:   "Log a warning and read only rows written from now on.",
-			}).
-				Description("What to do with a checkpoint that cannot be resumed: its offset lies outside the bucket's log (the rows expired), the table was dropped and created again (its table id changed), or the stored value cannot be parsed. Also applies to a `start_offset` number outside a bucket's log.").
-				Default(unresumableFail),
-			service.NewStringAnnotatedEnumField(fiFieldEndAt, map[string]string{
-				endAtNone:   "Stream forever, waiting for new rows.",
-				endAtLatest: "Read up to the end offsets the buckets had when the input started, then end the input (and, in the CLI, the process) once every batch is acknowledged. For backfills and tests. Partitions created later are not read.",
-			}).
-				Description("When to stop reading.").
-				Default(endAtNone),
-			service.NewStringAnnotatedEnumField(fiFieldPayloadFormat, map[string]string{
-				formatJSON:  "One message per row: a JSON object keyed by column name.",
-				formatArrow: "One message per Fluss record batch: a complete Arrow IPC stream (schema and one record batch); primary-key tables get an extra `" + changeTypeColumn + "` column.",
-			}).
-				Description("The content of the messages.").
-				Default(formatJSON),
-			service.NewStringListField(fiFieldPartitions).
-				Description("For partitioned tables, only read these partitions, by name (the partition values joined with `$` in partition-key order, e.g. `2026$01`). A listed partition that does not exist yet is read once it is created. Empty reads every partition.").
-				Example([]string{"2026", "2027"}).
-				Default([]string{}),
-			service.NewDurationField(fiFieldDiscoveryInterval).
-				Description("How often to look for partitions created (or dropped) while the input runs. New partitions are read from their first row. `0s` disables discovery.").
-				Default("1m"),
-			service.NewIntListField(fiFieldBuckets).
-				Description("Only read these bucket numbers (of every partition). Empty reads every bucket. Cannot be combined with `shard`.").
-				Example([]int{0, 1}).
-				Default([]int{}),
-			service.NewObjectField(fiFieldShard,
-				service.NewIntField(fiFieldShardIndex).
-					Description("The number of this instance, from 0 to `count` - 1."),
-				service.NewIntField(fiFieldShardCount).
-					Description("How many instances share the table."),
-			).
-				Description("Splits the (partition, bucket) pairs of the table between `count` instances: this instance reads the pairs with `(partition id + bucket) mod count == index` (partition id 0 for tables without partitions). Running instances `0` to `count-1` together reads every row exactly once between them.").
-				Example(map[string]any{fiFieldShardIndex: 0, fiFieldShardCount: 2}).
-				Optional(),
-			service.NewStringField(fiFieldCheckpointCache).
-				Description("The label of a cache resource that stores the read positions. It must exist when the input starts. Use a cache that survives restarts (`bbolt`, `redis`)."),
-			service.NewStringField(fiFieldCheckpointKey).
-				Description("The cache key holding the positions of this table. Default: `fluss_<database>_<table>`, followed by `_shard_<index>_of_<count>` with `shard`, `_buckets_<b>_<b>...` with `buckets` and `_partitions_<hash of the names>` with `partitions`. Instances reading different parts of a table need different keys.").
-				Example("fluss_shop_orders").
-				Optional().
-				LintRule(`root = if this.contains("/") { [ "checkpoint_key must not contain '/'" ] }`),
-			service.NewIntField(fiFieldCheckpointLimit).
-				Description("The most batches in flight at once, counted from when a batch is read until its acknowledged position has been written to the cache. When reached, reading pauses (back-pressure; nothing is dropped). It also bounds the rows delivered again after a crash.").
-				Default(1024).
-				LintRule(`root = if this < 1 { [ "checkpoint_limit must be at least 1" ] }`),
-			service.NewAutoRetryNacksToggleField(),
-			service.NewBatchPolicyField(fiFieldBatching).
-				Description("Optionally groups messages into larger batches before they enter the pipeline. Without it every batch holds the rows of one Fluss record batch (at most `max_batch_rows`)."),
-			service.NewIntField(fiFieldFetchMaxBytes).
-				Description("The most bytes one fetch request asks a tablet server for, over all its buckets.").
-				Default(16<<20).
-				Advanced(),
-			service.NewIntField(fiFieldFetchMaxBucketByte).
-				Description("The most bytes one fetch request asks for from one bucket.").
-				Default(1<<20).
-				Advanced(),
-			service.NewDurationField(fiFieldFetchMaxWait).
-				Description("How long a tablet server may hold a fetch request open while it has no new rows.").
-				Default("500ms").
-				Advanced(),
-			service.NewIntField(fiFieldMaxBatchRows).
-				Description("The most rows in one batch (for `arrow_ipc`, in one message); larger Fluss record batches are split without copying. `0` never splits. Default: 1024 with `payload_format: json`; with `arrow_ipc` every message is a whole record batch unless this is set.").
-				Example(1024).
-				Optional().
-				Advanced(),
-		).
-		LintRule(`root = [
-  if this.shard.or(null) != null && this.buckets.string() != "[]" { "set either buckets or shard, not both" } else { null },
-  if this.start_offset.or("").string() == "timestamp" && this.start_timestamp.or(null) == null { "start_offset: timestamp needs start_timestamp" } else { null },
-].filter(m -> m != null)`).
+		Fields(connectionFields()...).
+		Fields(tableFields()...).
+		Fields(positionFields()...).
+		Fields(selectionFields()...).
+		Fields(checkpointFields()...).
+		Fields(fetchFields()...).
+		LintRule(lintCombinations()).
 		Example("Stream a table into a file",
 			"Reads every row of `shop.orders` from the beginning as JSON and keeps its position in a bbolt file, so a restart continues where it stopped.",
 			`

@@ -168,7 +168,11 @@ func ping(args []string) error {
 		return err
 	}
 	defer cl.Close()
-	fmt.Printf("Iggy %s at %s answers (%s)\n", cl.Info().Version, *c.addr, cl.Info().Server)
+	if info := cl.Info(); info.Server != "" {
+		fmt.Printf("Iggy %s at %s answers (server %s)\n", info.Version, *c.addr, info.Server)
+	} else {
+		fmt.Printf("Iggy %s at %s answers\n", info.Version, *c.addr)
+	}
 	return nil
 }
 

@@ -1,0 +1,305 @@
+package fluss
+
+import (
+	"context"
+	"fmt"
+
+	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+)
+
+// plannedBucket is where one bucket starts.
+type plannedBucket struct {
+	key       bucketKey
+	partition string
+	offset    int64
+}
+
+// positionSource says where a planned position came from.
+type positionSource int8
+
+const (
+	fromResume     positionSource = iota // the previous connection's read position
+	fromCheckpoint                       // the cache
+	fromStart                            // start_offset (or earliest for new partitions)
+)
+
+// startSpec is where buckets without a position start.
+type startSpec struct {
+	mode   startMode
+	offset int64 // startModeOffset
+	ts     int64 // startModeTimestamp
+}
+
+// part is a partition to read (id noPartition for tables without).
+type part struct {
+	id   int64
+	name string
+}
+
+// planBuckets decides which buckets to read and from where, applying
+// on_unresumable_offset, and records the positions in the checkpointer.
+// It also returns every partition of the table.
+func (in *input) planBuckets(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo) ([]plannedBucket, []flussapi.PartitionInfo, error) {
+	loaded, unresumable, err := in.usableCheckpoint(info)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := in.startFor(info, unresumable)
+	parts, all, err := in.partsToRead(ctx, client, info)
+	if err != nil {
+		return nil, nil, err
+	}
+	var plan []plannedBucket
+	for _, p := range parts {
+		pp, err := in.planPartition(ctx, client, info, p, loaded, start)
+		if err != nil {
+			return nil, nil, err
+		}
+		plan = append(plan, pp...)
+	}
+	if in.conf.endAtLatest && in.endOffsets == nil {
+		if in.endOffsets, err = in.endOffsetsOf(ctx, client, info, plan); err != nil {
+			return nil, nil, err
+		}
+	}
+	return plan, all, nil
+}
+
+// usableCheckpoint returns the positions loaded from the cache, or
+// unresumable=true when they cannot be used: the value was corrupt, or it
+// (or the previous connection) belongs to another incarnation of the table
+// (dropped and created again under the same name). With
+// on_unresumable_offset: fail that is an error.
+func (in *input) usableCheckpoint(info *flussapi.TableInfo) (loaded map[bucketKey]int64, unresumable bool, err error) {
+	loaded = map[bucketKey]int64{}
+	fail := in.conf.onUnresumable == unresumableFail
+	if !in.started && in.loaded != nil {
+		switch v := in.loaded; {
+		case v.unresumable:
+			unresumable = true // corrupt: already reported
+		case v.TableID != info.TableID:
+			if fail {
+				return nil, false, fmt.Errorf("the checkpoint in cache key %q belongs to table id %d, but table %s now has id %d (dropped and created again?); delete the key or set %s to earliest or latest",
+					in.conf.checkpointKey, v.TableID, in.tablePath(), info.TableID, fiFieldOnUnresumable)
+			}
+			in.log.Warnf("The checkpoint in cache key %q belongs to table id %d, but table %s now has id %d; every bucket starts from %s (%s)",
+				in.conf.checkpointKey, v.TableID, in.tablePath(), info.TableID, in.conf.onUnresumable, fiFieldOnUnresumable)
+			unresumable = true
+		default:
+			loaded = in.cp.loadOnce(v)
+		}
+	}
+	if tid := in.cp.currentTableID(); in.started && tid != info.TableID {
+		if fail {
+			return nil, false, fmt.Errorf("table %s was dropped and created again (table id %d, was %d); set %s to earliest or latest to read the new table",
+				in.tablePath(), info.TableID, tid, fiFieldOnUnresumable)
+		}
+		in.log.Warnf("Table %s was dropped and created again (table id %d, was %d); every bucket starts from %s (%s)",
+			in.tablePath(), info.TableID, tid, in.conf.onUnresumable, fiFieldOnUnresumable)
+		unresumable = true
+	}
+	return loaded, unresumable, nil
+}
+
+// startFor returns where buckets without a position start: start_offset on
+// the first start, earliest for partitions that appeared since, and the
+// on_unresumable_offset policy when the positions were unusable (which are
+// then forgotten). It records the table id the positions belong to.
+func (in *input) startFor(info *flussapi.TableInfo, unresumable bool) startSpec {
+	start := startSpec{mode: in.conf.startMode, offset: in.conf.startOffset, ts: in.conf.startTimestamp}
+	if in.started {
+		start.mode = startModeEarliest
+	}
+	if unresumable {
+		in.cp.resetAll(info.TableID)
+		start.mode = policyMode(in.conf.onUnresumable)
+	}
+	in.cp.setTableID(info.TableID)
+	return start
+}
+
+// partsToRead returns the partitions this instance reads (one with id
+// noPartition for tables without partitions) and every partition of the
+// table, and forgets loaded positions of partitions that no longer exist.
+func (in *input) partsToRead(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo) ([]part, []flussapi.PartitionInfo, error) {
+	if !info.IsPartitioned() {
+		return []part{{id: noPartition}}, nil, nil
+	}
+	ps, err := client.Partitions(ctx, info)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the partitions of table %s: %w", in.tablePath(), err)
+	}
+	var parts []part
+	existing := map[int64]bool{}
+	for _, p := range ps {
+		existing[p.ID] = true
+		if in.assign.wantsPartition(p.Name) {
+			parts = append(parts, part{id: p.ID, name: p.Name})
+		}
+	}
+	in.cp.pruneExtra(func(k bucketKey) bool { return existing[k.partitionID] })
+	return parts, ps, nil
+}
+
+// partitionPlan is the plan of one partition's buckets in the making.
+type partitionPlan struct {
+	p          part
+	keys       []bucketKey
+	planned    map[int32]*plannedBucket
+	sources    map[int32]positionSource
+	toList     []int32 // buckets starting by start mode: offsets to list
+	toValidate []int32 // buckets with a known offset: check it is in the log
+}
+
+// planPartition works out where the buckets of one partition start and
+// records them in the checkpointer.
+func (in *input) planPartition(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo, p part, loaded map[bucketKey]int64, start startSpec) ([]plannedBucket, error) {
+	keys := in.assign.bucketsOf(p.id, info.NumBuckets)
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	pp := &partitionPlan{p: p, keys: keys, planned: map[int32]*plannedBucket{}, sources: map[int32]positionSource{}}
+	for _, k := range keys {
+		pos, source := in.knownPosition(k, loaded)
+		if source == fromStart && start.mode == startModeOffset {
+			pos = start.offset
+		}
+		pp.planned[k.bucket] = &plannedBucket{key: k, partition: p.name, offset: pos}
+		pp.sources[k.bucket] = source
+		if source == fromStart && start.mode != startModeOffset {
+			pp.toList = append(pp.toList, k.bucket)
+		} else {
+			pp.toValidate = append(pp.toValidate, k.bucket)
+		}
+	}
+	if err := in.listStartOffsets(ctx, client, info, pp, start); err != nil {
+		return nil, err
+	}
+	if err := in.validatePositions(ctx, client, info, pp); err != nil {
+		return nil, err
+	}
+	plan := make([]plannedBucket, 0, len(keys))
+	for _, k := range keys {
+		pb := pp.planned[k.bucket]
+		if pp.sources[k.bucket] != fromResume {
+			in.cp.start(k, p.name, pb.offset)
+		}
+		plan = append(plan, *pb)
+	}
+	return plan, nil
+}
+
+// knownPosition returns a bucket's position from the previous connection
+// or from the checkpoint, or fromStart when it has none.
+func (in *input) knownPosition(k bucketKey, loaded map[bucketKey]int64) (int64, positionSource) {
+	if pos, _, ok := in.cp.resumePosition(k); ok {
+		return pos, fromResume
+	}
+	if off, ok := loaded[k]; ok {
+		return off, fromCheckpoint
+	}
+	return 0, fromStart
+}
+
+// listStartOffsets asks the cluster where the buckets that start by start
+// mode (earliest, latest, timestamp) start.
+func (in *input) listStartOffsets(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo, pp *partitionPlan, start startSpec) error {
+	if len(pp.toList) == 0 {
+		return nil
+	}
+	spec := flussapi.EarliestOffset()
+	switch start.mode {
+	case startModeLatest:
+		spec = flussapi.LatestOffset()
+	case startModeTimestamp:
+		spec = flussapi.OffsetAtTimestamp(start.ts)
+	}
+	offs, err := client.ListOffsets(ctx, info, pp.p.id, pp.toList, spec)
+	if err != nil {
+		return fmt.Errorf("listing the %s offsets of table %s%s: %w", spec, in.tablePath(), partitionSuffix(pp.p.name), err)
+	}
+	for _, b := range pp.toList {
+		off, ok := offs[b]
+		if !ok {
+			return fmt.Errorf("listing the %s offsets of table %s%s: no offset for bucket %d", spec, in.tablePath(), partitionSuffix(pp.p.name), b)
+		}
+		pp.planned[b].offset = off
+	}
+	return nil
+}
+
+// validatePositions checks that known positions lie within their bucket's
+// log, applying on_unresumable_offset to those that do not.
+func (in *input) validatePositions(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo, pp *partitionPlan) error {
+	if len(pp.toValidate) == 0 {
+		return nil
+	}
+	earliest, err := client.ListOffsets(ctx, info, pp.p.id, pp.toValidate, flussapi.EarliestOffset())
+	if err != nil {
+		return fmt.Errorf("listing the earliest offsets of table %s%s: %w", in.tablePath(), partitionSuffix(pp.p.name), err)
+	}
+	latest, err := client.ListOffsets(ctx, info, pp.p.id, pp.toValidate, flussapi.LatestOffset())
+	if err != nil {
+		return fmt.Errorf("listing the latest offsets of table %s%s: %w", in.tablePath(), partitionSuffix(pp.p.name), err)
+	}
+	for _, b := range pp.toValidate {
+		pb := pp.planned[b]
+		if lo, hi := earliest[b], latest[b]; pb.offset < lo || pb.offset > hi {
+			if err := in.outsideLog(pp, pb, lo, hi); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// outsideLog handles a position outside its bucket's log [lo, hi]: an
+// error with on_unresumable_offset: fail, otherwise a warning and a move to
+// its start or end.
+func (in *input) outsideLog(pp *partitionPlan, pb *plannedBucket, lo, hi int64) error {
+	source := pp.sources[pb.key.bucket]
+	what := map[positionSource]string{
+		fromResume:     "read position",
+		fromCheckpoint: fmt.Sprintf("checkpoint (cache key %q)", in.conf.checkpointKey),
+		fromStart:      fiFieldStartOffset,
+	}[source]
+	msg := fmt.Sprintf("table %s%s bucket %d: the %s offset %d is outside the log, which holds offsets %d to %d",
+		in.tablePath(), partitionSuffix(pp.p.name), pb.key.bucket, what, pb.offset, lo, hi)
+	if in.conf.onUnresumable == unresumableFail {
+		return fmt.Errorf("%s (rows expired, or the log was truncated); set %s to earliest or latest to continue", msg, fiFieldOnUnresumable)
+	}
+	target := lo
+	if in.conf.onUnresumable == unresumableLatest {
+		target = hi
+	}
+	in.log.Warnf("%s; continuing from %s offset %d (%s)", msg, in.conf.onUnresumable, target, fiFieldOnUnresumable)
+	if source == fromResume {
+		if target >= pb.offset {
+			in.cp.skipTo(pb.key, target)
+		} else {
+			in.cp.reset(pb.key, pp.p.name, target)
+		}
+	}
+	pb.offset = target
+	return nil
+}
+
+// endOffsetsOf lists the end offsets of the planned buckets (end_at:
+// latest): where the bounded run stops.
+func (in *input) endOffsetsOf(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo, plan []plannedBucket) (map[bucketKey]int64, error) {
+	ends := map[bucketKey]int64{}
+	byPart := map[int64][]int32{}
+	for _, pb := range plan {
+		byPart[pb.key.partitionID] = append(byPart[pb.key.partitionID], pb.key.bucket)
+	}
+	for pid, bs := range byPart {
+		offs, err := client.ListOffsets(ctx, info, pid, bs, flussapi.LatestOffset())
+		if err != nil {
+			return nil, fmt.Errorf("listing the end offsets of table %s: %w", in.tablePath(), err)
+		}
+		for _, b := range bs {
+			ends[bucketKey{partitionID: pid, bucket: b}] = offs[b]
+		}
+	}
+	return ends, nil
+}

@@ -1,0 +1,205 @@
+package fluss
+
+import (
+	"github.com/redpanda-data/benthos/v4/public/service"
+)
+
+// The fields of the spec, in documentation order. Each field's lint rule
+// runs parseConfig's check of it (lint.go). Numbers and booleans are "any"
+// fields whose checks include the type, so that `fluss-iggy lint` rejects
+// `checkpoint_limit: lots` (Benthos does not lint number types, and skips
+// every rule of a value its declared type cannot decode).
+
+// Limits of numeric fields that are not in the protocol's int32 range or
+// would allocate without bound.
+const (
+	maxInt32           = 1<<31 - 1
+	maxCheckpointLimit = 1 << 20
+	maxShardCount      = 1 << 16
+)
+
+// connectionFields: where the table is and how to reach it.
+func connectionFields() []*service.ConfigField {
+	return []*service.ConfigField{
+		service.NewStringListField(fiFieldBootstrap).
+			Description("Addresses (`host:port`) of Fluss servers (the coordinator or tablet servers) to ask for the cluster's metadata first.").
+			Example([]string{"127.0.0.1:9123"}).
+			LintRule(lintRule(fiFieldBootstrap)),
+		service.NewStringField(fiFieldDatabase).
+			Description("The database of the table to read.").
+			Example("fluss").
+			LintRule(lintRule(fiFieldDatabase)),
+		service.NewStringField(fiFieldTable).
+			Description("The table to read.").
+			Example("orders").
+			LintRule(lintRule(fiFieldTable)),
+		service.NewAnyField(fiFieldWaitForTable).
+			Description("`true` or `false`. When the database or the table does not exist: `false` stops the pipeline at start-up with an error; `true` waits for them to be created, looking again with a back-off that grows to a minute and logging each attempt.").
+			Default(false).
+			LintRule(lintRule(fiFieldWaitForTable)),
+		service.NewObjectField(fiFieldSASL,
+			service.NewStringEnumField(fiFieldSASLMechanism, "PLAIN").
+				Description("The SASL mechanism. Fluss supports `PLAIN`.").
+				Default("PLAIN").
+				LintRule(lintRule(saslMechanismPath)),
+			service.NewStringField(fiFieldSASLUsername).
+				Description("The user name.").
+				LintRule(lintRule(saslUsernamePath)),
+			service.NewStringField(fiFieldSASLPassword).
+				Description("The password.").
+				Secret(),
+		).
+			Description("SASL authentication, when the Fluss servers require it.").
+			Optional(),
+		service.NewDurationField(fiFieldConnectTimeout).
+			Description("The longest time to open one connection to a Fluss server, including the handshake and authentication.").
+			Default("10s").
+			Advanced().
+			LintRule(lintRule(fiFieldConnectTimeout)),
+		service.NewDurationField(fiFieldRequestTimeout).
+			Description("The longest time to wait for the answer to one request (a fetch waits at most `fetch_max_wait` on the server, well within this).").
+			Default("30s").
+			Advanced().
+			LintRule(lintRule(fiFieldRequestTimeout)),
+	}
+}
+
+// tableFields: what to read of the table.
+func tableFields() []*service.ConfigField {
+	return []*service.ConfigField{
+		service.NewStringListField(fiFieldColumns).
+			Description("The columns to read, by name and in this order. The server sends only these columns. Empty reads every column in table order. A column the table lacks stops the pipeline at start-up.").
+			Example([]string{"id", "amount", "created_at"}).
+			Default([]string{}).
+			LintRule(lintRule(fiFieldColumns)),
+		service.NewStringAnnotatedEnumField(fiFieldTableType, map[string]string{
+			tableTypeLog: "The table must be a log table (no primary key).",
+			tableTypePK:  "The table must be a primary-key table; its changelog is read.",
+		}).
+			Description("An optional assertion on the kind of the table, which is otherwise read from the table itself. A mismatch stops the pipeline at start-up with an error.").
+			Optional().
+			LintRule(lintRule(fiFieldTableType)),
+	}
+}
+
+// positionFields: where to start and stop, and what to deliver.
+func positionFields() []*service.ConfigField {
+	return []*service.ConfigField{
+		service.NewStringField(fiFieldStartOffset).
+			Description("Where to start reading a bucket that has no checkpoint yet: `earliest` (the oldest row still stored), `latest` (only rows written from now on), `timestamp` (the first batch committed at or after `start_timestamp`), or a non-negative number (that offset in every bucket). Buckets with a checkpoint always resume from it, and partitions created while the input runs always start from `earliest`.").
+			Examples("earliest", "latest", "timestamp", "1000").
+			Default(startEarliest).
+			LintRule(lintRule(fiFieldStartOffset)),
+		service.NewStringField(fiFieldStartTimestamp).
+			Description("The time to start from with `start_offset: timestamp` (and only then): an RFC 3339 time or milliseconds since the Unix epoch.").
+			Examples("2026-01-31T12:00:00Z", "1769860800000").
+			Optional().
+			LintRule(lintRule(fiFieldStartTimestamp)),
+		service.NewStringAnnotatedEnumField(fiFieldOnUnresumable, map[string]string{
+			unresumableFail:     "Refuse to start, logging which bucket and checkpoint are the cause. The input keeps retrying, so it starts once the cause is removed (for example the checkpoint deleted from the cache).",
+			unresumableEarliest: "Log a warning and read the bucket from its oldest stored row.",
+			unresumableLatest:   "Log a warning and read only rows written from now on.",
+		}).
+			Description("What to do with a checkpoint that cannot be resumed: its offset lies outside the bucket's log (the rows expired), the table was dropped and created again (its table id changed), or the stored value cannot be parsed. Also applies to a `start_offset` number outside a bucket's log.").
+			Default(unresumableFail).
+			LintRule(lintRule(fiFieldOnUnresumable)),
+		service.NewStringAnnotatedEnumField(fiFieldEndAt, map[string]string{
+			endAtNone:   "Stream forever, waiting for new rows.",
+			endAtLatest: "Read up to the end offsets the buckets had when the input started, then end the input (and, in the CLI, the process) once every batch is acknowledged. For backfills and tests. Partitions created later are not read. Progress (rows done of rows to read, rate, time left) is logged every few seconds.",
+		}).
+			Description("When to stop reading.").
+			Default(endAtNone).
+			LintRule(lintRule(fiFieldEndAt)),
+		service.NewStringAnnotatedEnumField(fiFieldPayloadFormat, map[string]string{
+			formatJSON:  "One message per row: a JSON object keyed by column name.",
+			formatArrow: "One message per Fluss record batch: a complete Arrow IPC stream (schema and one record batch); primary-key tables get an extra `" + changeTypeColumn + "` column.",
+		}).
+			Description("The content of the messages.").
+			Default(formatJSON).
+			LintRule(lintRule(fiFieldPayloadFormat)),
+	}
+}
+
+// selectionFields: which partitions and buckets this instance reads.
+func selectionFields() []*service.ConfigField {
+	return []*service.ConfigField{
+		service.NewStringListField(fiFieldPartitions).
+			Description("For partitioned tables, only read these partitions, by name (the partition values joined with `$` in partition-key order, e.g. `2026$01`). A listed partition that does not exist yet is read once it is created. Empty reads every partition. Set on a table without partitions, it stops the pipeline at start-up.").
+			Example([]string{"2026", "2027"}).
+			Default([]string{}).
+			LintRule(lintRule(fiFieldPartitions)),
+		service.NewDurationField(fiFieldDiscoveryInterval).
+			Description("How often to look for partitions created (or dropped) while the input runs. New partitions are read from their first row. `0s` disables discovery.").
+			Default("1m").
+			LintRule(lintRule(fiFieldDiscoveryInterval)),
+		service.NewAnyListField(fiFieldBuckets).
+			Description("Only read these bucket numbers (whole numbers from 0) of every partition. Empty reads every bucket. Cannot be combined with `shard`.").
+			Example([]int{0, 1}).
+			Default([]any{}).
+			LintRule(lintRule(fiFieldBuckets)),
+		service.NewObjectField(fiFieldShard,
+			service.NewAnyField(fiFieldShardIndex).
+				Description("The number of this instance, a whole number from 0 to `count` - 1.").
+				LintRule(lintRule(shardIndexPath)),
+			service.NewAnyField(fiFieldShardCount).
+				Description("How many instances share the table, a whole number from 1.").
+				LintRule(lintRule(shardCountPath)),
+		).
+			Description("Splits the (partition, bucket) pairs of the table between `count` instances: this instance reads the pairs with `(partition id + bucket) mod count == index` (partition id 0 for tables without partitions). Running instances `0` to `count-1` together reads every row exactly once between them.").
+			Example(map[string]any{fiFieldShardIndex: 0, fiFieldShardCount: 2}).
+			Optional().
+			LintRule(lintRule(fiFieldShard)),
+	}
+}
+
+// checkpointFields: where positions are committed, and how many batches
+// may be in flight.
+func checkpointFields() []*service.ConfigField {
+	return []*service.ConfigField{
+		service.NewStringField(fiFieldCheckpointCache).
+			Description("The label of a cache resource that stores the read positions. It must exist when the input starts; the shipped ones are in `config/resources/` (`fluss-iggy run -r config/resources/bbolt.yaml …`). Use a cache that survives restarts (`bbolt`, `redis`).").
+			LintRule(lintRule(fiFieldCheckpointCache)),
+		service.NewStringField(fiFieldCheckpointKey).
+			Description("The cache key holding the positions of this table. Default: `fluss_<database>_<table>`, followed by `_shard_<index>_of_<count>` with `shard`, `_buckets_<b>_<b>...` with `buckets` and `_partitions_<hash of the names>` with `partitions`. Instances reading different parts of a table need different keys.").
+			Example("fluss_shop_orders").
+			Optional().
+			LintRule(lintRule(fiFieldCheckpointKey)),
+		service.NewAnyField(fiFieldCheckpointLimit).
+			Description("The most batches in flight at once (a whole number from 1 to 1048576), counted from when a batch is read until its acknowledged position has been written to the cache. When reached, reading pauses (back-pressure; nothing is dropped). It also bounds the rows delivered again after a crash.").
+			Default(1024).
+			LintRule(lintRule(fiFieldCheckpointLimit)),
+		service.NewAnyField(fiFieldAutoReplayNacks).
+			Description("`true` or `false`. Whether messages that are rejected (nacked) at the output level should be automatically replayed indefinitely, eventually resulting in back pressure if the cause of the rejections is persistent. If set to `false` these messages will instead be deleted. Disabling auto replays can greatly improve memory efficiency of high throughput streams as the original shape of the data can be discarded immediately upon consumption and mutation.").
+			Default(true).
+			LintRule(lintRule(fiFieldAutoReplayNacks)),
+		service.NewBatchPolicyField(fiFieldBatching).
+			Description("Optionally groups messages into larger batches before they enter the pipeline. Without it every batch holds the rows of one Fluss record batch (at most `max_batch_rows`)."),
+	}
+}
+
+// fetchFields: how much one fetch asks for.
+func fetchFields() []*service.ConfigField {
+	return []*service.ConfigField{
+		service.NewAnyField(fiFieldFetchMaxBytes).
+			Description("The most bytes one fetch request asks a tablet server for, over all its buckets (a whole number from 1).").
+			Default(16 << 20).
+			Advanced().
+			LintRule(lintRule(fiFieldFetchMaxBytes)),
+		service.NewAnyField(fiFieldFetchMaxBucketByte).
+			Description("The most bytes one fetch request asks for from one bucket (a whole number from 1).").
+			Default(1 << 20).
+			Advanced().
+			LintRule(lintRule(fiFieldFetchMaxBucketByte)),
+		service.NewDurationField(fiFieldFetchMaxWait).
+			Description("How long a tablet server may hold a fetch request open while it has no new rows.").
+			Default("500ms").
+			Advanced().
+			LintRule(lintRule(fiFieldFetchMaxWait)),
+		service.NewAnyField(fiFieldMaxBatchRows).
+			Description("The most rows in one batch (for `arrow_ipc`, in one message), a whole number; larger Fluss record batches are split without copying. `0` never splits. Default: 1024 with `payload_format: json`; with `arrow_ipc` every message is a whole record batch unless this is set.").
+			Example(1024).
+			Optional().
+			Advanced().
+			LintRule(lintRule(fiFieldMaxBatchRows)),
+	}
+}
