@@ -38,8 +38,11 @@ var (
 const stuckGrace = 3 * time.Second
 
 func main() {
-	ctx, cancel := context.WithCancel(context.Background())
-	stop.Install(cancel)
+	ctx := context.Background()
+	// A plugin that stops the process asks for a graceful shutdown, as
+	// Ctrl-C does; cancelling ctx would make Benthos force its components
+	// down and warn of duplicates that cannot happen here.
+	stop.Install(func() { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) })
 	go exitWhenStuck()
 	installHelp()
 	code, err := service.RunCLIToCode(ctx, append(cliOptions(),
@@ -91,6 +94,10 @@ func exitWhenStuck() {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	time.Sleep(stuckGrace)
+	if err := stop.Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "fluss-iggy: stopped: %v\n", err)
+		os.Exit(1)
+	}
 	if stuck := stop.Stuck(); len(stuck) > 0 {
 		fmt.Fprintf(os.Stderr, "fluss-iggy: stopped: %s\n", strings.Join(stuck, "; "))
 		os.Exit(1)

@@ -468,12 +468,17 @@ All fields, with their defaults:
 {{.Footnotes}}
 {{end}}`))
 
-// fieldType names a field's type; an untyped field with a whole-number
-// default (speclint.IntField, untyped so that lint sees wrong values) is an
-// int.
+// fieldType names a field's type; an untyped field (declared so, that lint
+// sees values of the wrong type) with a whole-number default is an int,
+// one with a true/false default a bool.
 func fieldType(typ, def string) string {
-	if typ == "unknown" && def != "" && strings.Trim(def, "-0123456789") == "" {
+	switch {
+	case typ != "unknown" || def == "":
+		return typ
+	case strings.Trim(def, "-0123456789") == "":
 		return "int"
+	case def == "true" || def == "false":
+		return "bool"
 	}
 	return typ
 }

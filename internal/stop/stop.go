@@ -3,9 +3,9 @@
 // undelivered at shutdown), with a non-zero exit code and the reason, and
 // lets the binary ask, when a shutdown drags on, which component is stuck.
 //
-// The binary installs a cancel function for the context it runs Benthos
-// with; plugins call Fail. Without an installed function (in tests) Fail
-// only records the error.
+// The binary installs a function that starts a graceful shutdown (it sends
+// itself SIGTERM); plugins call Fail. Without an installed function (in
+// tests) Fail only records the error.
 package stop
 
 import (
