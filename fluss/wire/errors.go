@@ -79,7 +79,7 @@ type TimeoutError struct {
 
 // Error implements error.
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("fluss: %s request to %s: no response within %s", e.API, e.Addr, e.After)
+	return fmt.Sprintf("%s request to %s: no response within %s", e.API, e.Addr, e.After)
 }
 
 // Timeout reports true (net.Error style).
@@ -99,7 +99,7 @@ type RequestError struct {
 
 // Error implements error.
 func (e *RequestError) Error() string {
-	return fmt.Sprintf("fluss: %s request to %s: %v", e.API, e.Addr, e.Err)
+	return fmt.Sprintf("%s request to %s: %v", e.API, e.Addr, e.Err)
 }
 
 // Unwrap returns the cause.
