@@ -84,12 +84,12 @@ func TestDashboardStructure(t *testing.T) {
 		if g.W <= 0 || g.H <= 0 || g.X < 0 || g.X+g.W > 24 || g.Y < 0 {
 			t.Errorf("%s: gridPos %+v is off the 24-column grid", where, g)
 		}
+	cells:
 		for x := g.X; x < g.X+g.W; x++ {
 			for y := g.Y; y < g.Y+g.H; y++ {
 				if other, ok := taken[cell{x, y}]; ok {
 					t.Errorf("%s overlaps %s at column %d, row %d", where, other, x, y)
-					x, y = g.X+g.W, g.Y+g.H
-					break
+					break cells
 				}
 				taken[cell{x, y}] = p.Title
 			}
