@@ -11,7 +11,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/fluss-iggy/fluss-iggy/resources/cachetest"
+	"github.com/fluss-iggy/fluss-iggy/internal/cachetest"
 
 	_ "github.com/fluss-iggy/fluss-iggy/resources/bbolt"
 	_ "github.com/fluss-iggy/fluss-iggy/resources/redis"

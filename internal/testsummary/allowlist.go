@@ -24,7 +24,7 @@ type AllowedSkip struct {
 // (./fluss TestScannerLeaderFailover and TestScannerRemoteSegments,
 // ./input/fluss TestIntegrationCrashRecovery skip only with -short and CI
 // unset), the Fluss integration tests (internal/flusstest fails instead of
-// skipping when CI is set), the redis tests (resources/cachetest fails
+// skipping when CI is set), the redis tests (internal/cachetest fails
 // instead when CI is set) and ./fluss/internal/pb TestGeneratedCodeIsCurrent
 // (fails when FLUSS_IGGY_CHECK_GENERATED=1, which .ci/run sets). If one of
 // them ever skips in CI, that is a failure worth seeing.
@@ -52,11 +52,11 @@ var allowed = []AllowedSkip{
 		Reason: "only skipped when IGGY_TCP_ADDRESS names a real server; runs otherwise",
 	},
 	{
-		Package: "./resources/cachetest", Test: "TestMemoryContract/Copies", Message: "Options.SharesValues",
+		Package: "./internal/cachetest", Test: "TestMemoryContract/Copies", Message: "Options.SharesValues",
 		Reason: "Benthos's memory cache, the contract's reference, shares value slices with callers: a known departure, not a gap",
 	},
 	{
-		Package: "./resources/cachetest", Test: "TestMemoryContract/Context", Message: "Options.IgnoresContext",
+		Package: "./internal/cachetest", Test: "TestMemoryContract/Context", Message: "Options.IgnoresContext",
 		Reason: "Benthos's memory cache ignores contexts: a known departure of the reference cache, not a gap",
 	},
 	{

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -318,35 +319,61 @@ func (g *gateway) count() int {
 	return len(g.pushes)
 }
 
+// inProcessGateway serves the pusher's requests with gw in process, by
+// standing in for http.DefaultTransport (the pusher's client has no transport
+// of its own) until the test ends. With no socket involved, the pushes use
+// only goroutines, channels and timers, so the push tests run in a synctest
+// bubble: the ticker runs on the bubble's fake clock and synctest.Wait returns
+// once every push due has been made, so counts are exact rather than
+// whatever a real-time sleep let through. Not for parallel tests.
+func inProcessGateway(t *testing.T, gw http.Handler) {
+	old := http.DefaultTransport
+	http.DefaultTransport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		gw.ServeHTTP(rec, r)
+		return rec.Result(), nil
+	})
+	t.Cleanup(func() { http.DefaultTransport = old })
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func TestPushOnIntervalAndClose(t *testing.T) {
 	gw := &gateway{}
-	srv := httptest.NewServer(gw)
-	defer srv.Close()
-
-	e, err := New(Options{Push: PushOptions{
-		URL: srv.URL, Job: "backfill", Grouping: map[string]string{"instance": "a"},
-		Interval: 20 * time.Millisecond, Username: "u", Password: "p",
-	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.NewCounterCtor("rows")().Incr(3)
-	deadline := time.Now().Add(10 * time.Second)
-	for gw.count() < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if gw.count() < 2 {
-		t.Fatalf("only %d pushes while running", gw.count())
-	}
-	e.NewCounterCtor("rows")().Incr(4)
-	if err := e.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	n := gw.count()
-	time.Sleep(60 * time.Millisecond)
-	if gw.count() != n {
-		t.Errorf("pushes continued after close")
-	}
+	inProcessGateway(t, gw)
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 20 * time.Millisecond
+		e, err := New(Options{Push: PushOptions{
+			URL: "http://gateway.test", Job: "backfill", Grouping: map[string]string{"instance": "a"},
+			Interval: interval, Username: "u", Password: "p",
+		}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.NewCounterCtor("rows")().Incr(3)
+		// Two intervals of fake time: exactly two ticks, each push done by
+		// the time Wait returns.
+		time.Sleep(2 * interval)
+		synctest.Wait()
+		if n := gw.count(); n != 2 {
+			t.Fatalf("%d pushes in two intervals, want 2", n)
+		}
+		e.NewCounterCtor("rows")().Incr(4)
+		if err := e.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := gw.count(); n != 3 {
+			t.Fatalf("%d pushes after close, want 2 and the final one", n)
+		}
+		// An hour of fake time: a push loop still running would push again.
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := gw.count(); n != 3 {
+			t.Errorf("pushes continued after close: %d, want 3", n)
+		}
+	})
 
 	gw.mu.Lock()
 	last := gw.pushes[len(gw.pushes)-1]
@@ -369,23 +396,31 @@ func TestPushOnIntervalAndClose(t *testing.T) {
 
 func TestPushOnlyAtCloseAndFailure(t *testing.T) {
 	gw := &gateway{}
-	srv := httptest.NewServer(gw)
-	e, err := New(Options{Push: PushOptions{URL: srv.URL, Job: "j"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(30 * time.Millisecond)
-	if gw.count() != 0 {
-		t.Fatalf("pushed %d times before close with interval 0", gw.count())
-	}
-	if err := e.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if gw.count() != 1 {
-		t.Fatalf("pushes at close = %d, want 1", gw.count())
-	}
-	srv.Close()
+	t.Run("OnlyAtClose", func(t *testing.T) {
+		inProcessGateway(t, gw)
+		synctest.Test(t, func(t *testing.T) {
+			e, err := New(Options{Push: PushOptions{URL: "http://gateway.test", Job: "j"}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// An hour of fake time with interval 0: nothing may push.
+			time.Sleep(time.Hour)
+			synctest.Wait()
+			if gw.count() != 0 {
+				t.Fatalf("pushed %d times before close with interval 0", gw.count())
+			}
+			if err := e.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if gw.count() != 1 {
+				t.Fatalf("pushes at close = %d, want 1", gw.count())
+			}
+		})
+	})
 
+	// A real gateway that is down: the error must name it.
+	srv := httptest.NewServer(gw)
+	srv.Close()
 	down, err := New(Options{Push: PushOptions{URL: srv.URL, Job: "j", Timeout: time.Second}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,12 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/internal/cachetest"
 	"github.com/fluss-iggy/fluss-iggy/resources/bbolt"
-	"github.com/fluss-iggy/fluss-iggy/resources/cachetest"
 
 	_ "github.com/redpanda-data/benthos/v4/public/components/io"
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
@@ -124,9 +125,15 @@ func TestEmptyKey(t *testing.T) {
 }
 
 // TestPersistence checks values, expiries and buckets survive a close and
-// reopen of the file.
+// reopen of the file. It runs in a synctest bubble: the cache reads the clock
+// only through time.Now, so the sleep past the TTL moves the fake clock by
+// exactly that much, instantly.
 func TestPersistence(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
+	synctest.Test(t, func(t *testing.T) { testPersistence(t, path) })
+}
+
+func testPersistence(t *testing.T, path string) {
 	ctx := ctxT(t)
 	c := open(t, bbolt.Options{Path: path})
 	ttl := 300 * time.Millisecond
@@ -150,7 +157,7 @@ func TestPersistence(t *testing.T) {
 	if err := other.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(ttl + 50*time.Millisecond)
+	time.Sleep(ttl + 50*time.Millisecond) // fake clock: returns at once
 
 	c = open(t, bbolt.Options{Path: path})
 	for k, want := range map[string]string{"forever": "v1", "long": "v3"} {
@@ -168,8 +175,15 @@ func TestPersistence(t *testing.T) {
 	}
 }
 
+// TestDefaultTTL runs in a synctest bubble (see TestPersistence): the 400ms
+// sleep is fake time, so the keys are exactly 400ms old when checked.
 func TestDefaultTTL(t *testing.T) {
-	c := cachetest.FromYAML(t, yamlConf(filepath.Join(t.TempDir(), "ttl.db"), "default_ttl: 200ms"))
+	path := filepath.Join(t.TempDir(), "ttl.db")
+	synctest.Test(t, func(t *testing.T) { testDefaultTTL(t, path) })
+}
+
+func testDefaultTTL(t *testing.T, path string) {
+	c := cachetest.FromYAML(t, yamlConf(path, "default_ttl: 200ms"))
 	ctx := ctxT(t)
 	hour, zero := time.Hour, time.Duration(0)
 	if err := c.Set(ctx, "default", []byte("v"), nil); err != nil {
@@ -192,8 +206,15 @@ func TestDefaultTTL(t *testing.T) {
 	}
 }
 
+// TestSetMulti runs in a synctest bubble (see TestPersistence): the 5ms
+// sleep is fake time, so "gone" is exactly 5ms past its 1ms TTL when checked.
 func TestSetMulti(t *testing.T) {
-	c := open(t, bbolt.Options{Path: filepath.Join(t.TempDir(), "m.db")})
+	path := filepath.Join(t.TempDir(), "m.db")
+	synctest.Test(t, func(t *testing.T) { testSetMulti(t, path) })
+}
+
+func testSetMulti(t *testing.T, path string) {
+	c := open(t, bbolt.Options{Path: path})
 	ctx := ctxT(t)
 	ttl := time.Millisecond
 	if err := c.SetMulti(ctx,

@@ -19,7 +19,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/fluss-iggy/fluss-iggy/resources/cachetest"
+	"github.com/fluss-iggy/fluss-iggy/internal/cachetest"
 )
 
 const (

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -57,8 +58,17 @@ func TestCorruptEntry(t *testing.T) {
 	}
 }
 
+// TestCompaction runs in a synctest bubble: the compaction ticker and the
+// expiry clock are both fake, so one interval of sleep fires exactly one
+// compaction, and synctest.Wait returns once it has finished.
 func TestCompaction(t *testing.T) {
-	c, err := Open(Options{Path: filepath.Join(t.TempDir(), "c.db"), CompactionInterval: 50 * time.Millisecond})
+	path := filepath.Join(t.TempDir(), "c.db")
+	synctest.Test(t, func(t *testing.T) { testCompaction(t, path) })
+}
+
+func testCompaction(t *testing.T, path string) {
+	const interval = 50 * time.Millisecond
+	c, err := Open(Options{Path: path, CompactionInterval: interval})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,22 +86,17 @@ func TestCompaction(t *testing.T) {
 	if err := c.Set(ctx, "forever", []byte("v"), nil); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
-		if err := c.db.View(func(tx *bolt.Tx) error {
-			n = tx.Bucket(c.bucket).Stats().KeyN
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d keys in the file 10s after 3 of 5 expired, want 2", n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	time.Sleep(interval) // the first compaction is due: the three 20ms keys have expired
+	synctest.Wait()      // ... and done once the loop waits for its next tick
+	var n int
+	if err := c.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(c.bucket).Stats().KeyN
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("%d keys in the file after the first compaction, 3 of 5 expired; want 2", n)
 	}
 	for _, k := range []string{"keep", "forever"} {
 		if _, err := c.Get(ctx, k); err != nil {

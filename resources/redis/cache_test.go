@@ -21,9 +21,10 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/fluss-iggy/fluss-iggy/resources/cachetest"
+	"github.com/fluss-iggy/fluss-iggy/internal/cachetest"
 	"github.com/fluss-iggy/fluss-iggy/resources/redis"
 )
 
@@ -91,11 +92,36 @@ func TestDefaultTTL(t *testing.T) {
 	if err := c.Add(ctx, "added", []byte("v"), nil); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
-	for _, k := range []string{"default", "added"} {
-		if _, err := c.Get(ctx, k); !errors.Is(err, service.ErrKeyNotFound) {
-			t.Fatalf("key %q written without TTL under default_ttl 200ms: %v after 400ms, want ErrKeyNotFound", k, err)
+	// The server holds exactly the expiries asked for: the 200ms default on
+	// "default" and "added", an hour on "explicit", none on "zero".
+	opt, err := goredis.ParseURL(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := goredis.NewClient(opt)
+	defer rdb.Close()
+	for k, ok := range map[string]func(time.Duration) bool{
+		"default":  func(d time.Duration) bool { return d > 0 && d <= 200*time.Millisecond },
+		"added":    func(d time.Duration) bool { return d > 0 && d <= 200*time.Millisecond },
+		"explicit": func(d time.Duration) bool { return d > 200*time.Millisecond && d <= time.Hour },
+		"zero":     func(d time.Duration) bool { return d == -1 }, // no expiry
+	} {
+		if d, err := rdb.PTTL(ctx, k).Result(); err != nil || !ok(d) {
+			t.Fatalf("PTTL %q = %v, %v", k, d, err)
 		}
+	}
+	// Let the 200ms default TTL lapse on the server: poll for the effect. A Get
+	// other than ErrKeyNotFound or a hit is an error at once. "added" was
+	// written last, so once it is gone any key given the 200ms default is too:
+	// "explicit" and "zero" must still be there.
+	for _, k := range []string{"default", "added"} {
+		cachetest.WaitFor(t, fmt.Sprintf("key %q written without TTL under default_ttl 200ms to expire", k), func() bool {
+			_, err := c.Get(ctx, k)
+			if err != nil && !errors.Is(err, service.ErrKeyNotFound) {
+				t.Fatalf("Get(%q): %v", k, err)
+			}
+			return err != nil
+		})
 	}
 	for _, k := range []string{"explicit", "zero"} {
 		if _, err := c.Get(ctx, k); err != nil {
@@ -125,10 +151,14 @@ func TestSetMulti(t *testing.T) {
 			t.Fatalf("Get(%q) = %q, %v", k, got, err)
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
-	if _, err := c.Get(ctx, "gone"); !errors.Is(err, service.ErrKeyNotFound) {
-		t.Fatalf("Get(gone) = %v", err)
-	}
+	// Let the 50ms TTL lapse on the server: poll for the effect.
+	cachetest.WaitFor(t, `"gone" (TTL 50ms) to expire`, func() bool {
+		_, err := c.Get(ctx, "gone")
+		if err != nil && !errors.Is(err, service.ErrKeyNotFound) {
+			t.Fatalf("Get(gone) = %v", err)
+		}
+		return err != nil
+	})
 }
 
 func TestClosed(t *testing.T) {
