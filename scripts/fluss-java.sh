@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # fluss-java.sh COMMAND [ARGS]: run scripts/FlussTool.java, the project's
-# reference Fluss reader/writer built on the official Java client.
+# reference Fluss reader/writer built on the official Java client. Its sources
+# are scripts/FlussTool.java (the entry point) and scripts/flusstool/*.java.
 #
 # The classpath comes from `scripts/fluss-cluster.sh classpath` (the
 # fluss-client jars of $FLUSS_VERSION, downloaded once), or from
 # $FLUSS_TOOL_CLASSPATH when set. The compiled classes are cached under
-# $FLUSS_IGGY_CACHE/fluss-tool/<hash of sources, classpath and java> so that
-# only the first call pays for javac.
+# $FLUSS_IGGY_CACHE/fluss-tool/<hash of every source file, this script, the
+# classpath and java> so that only the first call pays for javac, and an edit
+# to any source file recompiles.
 #
 # `fluss-java.sh help` prints the commands; docs/json-mapping.md defines the
 # JSON the tool reads and writes.
@@ -25,7 +27,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-src="$here/FlussTool.java"
+# Every source file of the tool, in a stable order (the cache key hashes them).
+srcs=("$here/FlussTool.java" "$here"/flusstool/*.java)
 
 die() { printf 'fluss-java: error: %s\n' "$*" >&2; exit 1; }
 
@@ -43,7 +46,11 @@ fi
 cache_root="${FLUSS_IGGY_CACHE:-${HOME:-/root}/.cache/fluss-iggy}/fluss-tool"
 java_bin="$(readlink -f "$(command -v java)")"
 key="$({
-	cat "$src" "${BASH_SOURCE[0]}"
+	for f in "${srcs[@]}"; do
+		printf '%s\n' "${f#"$here"/}"
+		cat "$f"
+	done
+	cat "${BASH_SOURCE[0]}"
 	printf '%s\n%s\n' "$cp" "$java_bin"
 } | sha256sum | cut -c1-16)"
 build="$cache_root/$key"
@@ -57,9 +64,9 @@ fi
 if [[ ! -f "$build/.ok" ]]; then
 	tmp="$(mktemp -d "$cache_root/.build.XXXXXX")"
 	trap 'rm -rf "$tmp"' EXIT
-	if ! javac -nowarn -encoding UTF-8 -d "$tmp/classes" -cp "$cp" "$src" >"$tmp/javac.log" 2>&1; then
+	if ! javac -nowarn -encoding UTF-8 -d "$tmp/classes" -cp "$cp" "${srcs[@]}" >"$tmp/javac.log" 2>&1; then
 		cat "$tmp/javac.log" >&2
-		die "javac failed on $src"
+		die "javac failed on $here/FlussTool.java and $here/flusstool/*.java"
 	fi
 	cat >"$tmp/log4j2.properties" <<'EOF'
 status = error

@@ -1,0 +1,121 @@
+# shellcheck shell=bash
+# lib/fluss-ready.sh: ports and readiness: free ports, what the server logs say,
+# waiting for start-up and printing log tails.
+# Sourced by scripts/fluss-cluster.sh (the only entry point), which defines the
+# settings (FLUSS_VERSION, CACHE_ROOT, heaps, timeouts, ...) and log/die/need.
+
+# ---------------------------------------------------------------------------
+# ports and readiness
+
+port_open() { # port_open PORT: something accepts TCP connections on 127.0.0.1:PORT
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+port_taken() {
+	if command -v ss >/dev/null 2>&1; then
+		[[ -n "$(ss -Htan "( sport = :$1 )" 2>/dev/null)" ]] && return 0
+	fi
+	port_open "$1"
+}
+
+# pick_port: a free TCP port below the ephemeral range (32768+), so it cannot
+# be taken by an outgoing connection in the meantime.
+PICKED_PORTS=" "
+pick_port() {
+	local i p
+	for ((i = 0; i < 200; i++)); do
+		p=$((20000 + RANDOM % 12000))
+		[[ "$PICKED_PORTS" == *" $p "* ]] && continue
+		port_taken "$p" && continue
+		PICKED_PORTS+="$p "
+		printf '%s' "$p"
+		return 0
+	done
+	die "no free TCP port found in 20000-31999"
+}
+
+# log_time FILE PATTERN [last]: the timestamp ("yyyy-MM-dd HH:mm:ss.SSS") of
+# the first (or last) line of FILE matching the extended regex PATTERN.
+log_time() {
+	local line
+	if [[ "${3:-}" == last ]]; then
+		line="$(grep -E -- "$2" "$1" 2>/dev/null | tail -n 1)" || true
+	else
+		line="$(grep -m 1 -E -- "$2" "$1" 2>/dev/null)" || true
+	fi
+	[[ -n "$line" ]] && printf '%s' "${line:0:23}"
+	return 0
+}
+
+# coordinator_knows_tablet ID: the CoordinatorServer has TabletServer ID in its
+# context: it logged the new-server callback for ID, or it loaded the servers
+# from ZooKeeper after ID had registered. Both need the context initialised.
+coordinator_knows_tablet() {
+	local id=$1 cs="$CLUSTER_DIR/logs/coordinator.log" ts="$CLUSTER_DIR/logs/tablet-$1.log"
+	local registered init
+	grep -qF 'End initializing coordinator context' "$cs" 2>/dev/null || return 1
+	grep -qE "New tablet server callback for tablet server $id\$" "$cs" && return 0
+	registered="$(log_time "$ts" "Registered tablet server $id " last)"
+	init="$(log_time "$cs" 'Initializing coordinator context')"
+	[[ -n "$registered" && -n "$init" && "$registered" < "$init" ]]
+}
+
+# log_count FILE PATTERN: how many lines of FILE match the extended regex PATTERN.
+log_count() {
+	local n
+	n="$(grep -cE -- "$2" "$1" 2>/dev/null)" || true
+	printf '%s' "${n:-0}"
+}
+
+# ---------------------------------------------------------------------------
+# waiting for start-up
+
+check_alive() {
+	local name pid
+	for name in "$@"; do
+		pid="$(pid_of "$name")"
+		if ! alive "$pid"; then
+			print_logs 40 "$name" >&2
+			die "$name (pid ${pid:-?}) exited during start-up (its log tail is above)"
+		fi
+	done
+}
+
+# wait_for DESCRIPTION CHECK-COMMAND PROCESS...: poll CHECK-COMMAND until it
+# succeeds, failing early when one of the processes dies or time runs out.
+wait_for() {
+	local what=$1 check=$2
+	shift 2
+	while ! eval "$check"; do
+		check_alive "$@"
+		if [[ -n "${OWNER_PID:-}" ]] && ! kill -0 "$OWNER_PID" 2>/dev/null; then
+			die "owner process $OWNER_PID exited while waiting for $what"
+		fi
+		if ((SECONDS >= WAIT_DEADLINE)); then
+			print_logs 40 "$@" >&2
+			die "timed out after ${START_TIMEOUT}s waiting for $what (logs in $CLUSTER_DIR/logs)"
+		fi
+		sleep 0.25
+	done
+}
+
+print_logs() { # print_logs LINES [NAME...]: tails of the given (or all) logs
+	local lines=$1 f name
+	shift
+	local files=()
+	if (($# == 0)); then
+		for f in "$CLUSTER_DIR"/logs/*; do
+			[[ -s "$f" ]] && files+=("$f")
+		done
+	else
+		for name in "$@"; do
+			for f in "$CLUSTER_DIR/logs/$name.log" "$CLUSTER_DIR/logs/$name.out"; do
+				[[ -s "$f" ]] && files+=("$f")
+			done
+		done
+	fi
+	for f in "${files[@]+"${files[@]}"}"; do
+		printf '===== %s (last %s lines) =====\n' "$f" "$lines"
+		tail -n "$lines" -- "$f"
+	done
+}
