@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
 )
 
 // Admin operations. Writes go to the coordinator and are retried only when
@@ -268,10 +268,10 @@ func (c *Client) DropPartition(ctx context.Context, path TablePath, spec map[str
 
 // ServerNodes asks the cluster for its coordinator and alive tablet servers.
 func (c *Client) ServerNodes(ctx context.Context) (Cluster, error) {
-	if err := c.RefreshCluster(ctx); err != nil {
+	if err := c.refreshCluster(ctx); err != nil {
 		return Cluster{}, err
 	}
-	return c.Cluster(), nil
+	return c.cluster(), nil
 }
 
 func appendJSONString(b []byte, s string) []byte {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 )
 
 // closedAddr returns an address nothing listens on.
@@ -31,7 +31,7 @@ func TestBootstrapRefusedSaysTheCauseOnce(t *testing.T) {
 	addr := closedAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := NewClient(ctx, Bootstrap(addr), RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: time.Millisecond}))
+	_, err := NewClient(ctx, Bootstrap(addr), RetryBackoff(Backoff{Initial: time.Millisecond, Max: time.Millisecond}))
 	if err == nil {
 		t.Fatal("connected to a closed port")
 	}
@@ -53,7 +53,7 @@ func TestBootstrapErrorsOfSeveralServers(t *testing.T) {
 	a, b := closedAddr(t), closedAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := NewClient(ctx, Bootstrap(a, b), RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: time.Millisecond}))
+	_, err := NewClient(ctx, Bootstrap(a, b), RetryBackoff(Backoff{Initial: time.Millisecond, Max: time.Millisecond}))
 	if err == nil {
 		t.Fatal("connected to closed ports")
 	}

@@ -4,12 +4,12 @@
 //
 // Layers, bottom up (each its own package):
 //
-//	fluss/wire       frames, request ids, timeouts, ApiVersions, SASL/PLAIN
-//	fluss/internal/pb protobuf messages (generated from our own .proto)
-//	fluss/errcode    the Fluss error-code table and the retry decision
-//	fluss/types      data types, schema and descriptor JSON, Arrow schemas
-//	fluss/records    log batches and their Arrow bodies
-//	fluss            this package: Client, metadata cache, admin, offsets
+//	fluss/internal/wire frames, request ids, timeouts, ApiVersions, SASL/PLAIN
+//	fluss/internal/pb   protobuf messages (generated from our own .proto)
+//	fluss/errcode       the Fluss error-code table and the retry decision
+//	fluss/types         data types, schema and descriptor JSON, Arrow schemas
+//	fluss/records       log batches and their Arrow bodies
+//	fluss               this package: Client, metadata cache, admin, offsets
 //
 // # Using the client
 //
@@ -18,32 +18,21 @@
 //	info, err := c.Table(ctx, fluss.NewTablePath("db", "t"))
 //	latest, err := c.ListOffsets(ctx, info, fluss.NoPartition, nil, fluss.LatestOffset())
 //
-// # For the scanner and writer (code in this package or below fluss/)
-//
-// The client keeps exactly one connection per server (keyed by address) and
-// redials a dead one with backoff, so callers never hold a *wire.Conn across
-// failures: ask for it again each time.
+// # Reading and writing
 //
 //   - c.Table / c.RefreshTable: TableInfo (table id, schema id, schema,
-//     descriptor, bucket count, partition keys).
-//   - c.Schema / c.ArrowSchema: the schema of any schema id a batch carries,
-//     cached per (table id, schema id).
-//   - c.Leader(ctx, bucket): the leader tablet server id of a bucket, looked
-//     up (and refreshed once) when unknown; c.InvalidateLeader /
-//     c.InvalidateTable drop cached leaders after NOT_LEADER_OR_FOLLOWER
-//     and similar errors (see errcode.InvalidatesMetadata).
-//   - c.TabletConn(ctx, id), c.LeaderConn(ctx, bucket), c.CoordinatorConn(ctx):
-//     the connection to send a request on (wire.Conn.Call / CallRaw with pb
-//     messages; CallRaw returns a body the caller owns, so a fetch decoder
-//     can alias records without copying).
-//   - c.Partitions / c.PartitionByName / c.RefreshPartitions: the partitions
-//     of a table; poll Partitions to discover partitions created later
+//     descriptor, bucket count, partition keys); c.Schema / c.ArrowSchema:
+//     the schema of any schema id a batch carries.
+//   - c.Partitions / c.PartitionByName / c.NewPartitionWatcher: the
+//     partitions of a table; poll to discover partitions created later
 //     (Fluss has no push notification for them).
-//   - c.ListOffsets: earliest / latest (high watermark) / by-timestamp
-//     offsets, grouped by leader.
-//   - errcode.IsRetriable and errcode.InvalidatesMetadata decide what to do
-//     with any error from this package or fluss/wire; wire.Backoff and
-//     wire.Sleep give the delays.
+//   - c.ListOffsets with an OffsetSpec (EarliestOffset, LatestOffset,
+//     OffsetAtTimestamp, ExactOffset): offsets per bucket. The same
+//     OffsetSpec says where Scanner.Subscribe starts reading.
+//   - c.NewScanner reads the log of a table; c.NewWriter appends rows and
+//     writes key-value changes.
+//   - IsRetriable (errcode.IsRetriable) and errcode.InvalidatesMetadata
+//     decide what to do with any error from this package.
 package fluss
 
 import (
@@ -59,8 +48,21 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 )
+
+// Inside the package (not part of its documentation):
+//
+// The client keeps exactly one connection per server (keyed by address) and
+// redials a dead one with backoff, so code never holds a *wire.Conn across
+// failures: it asks c.tabletConn / c.coordinatorConn again each time. Bucket
+// leaders are cached (c.leader looks one up, refreshing once when unknown;
+// c.invalidateLeader / c.invalidateServer drop them after
+// NOT_LEADER_OR_FOLLOWER and similar errors), and c.forEachLeader fans a
+// request for many buckets out to their leaders. Files by job: client.go
+// (options, connections, retries), model.go, metadata_cache.go, cluster.go,
+// tables.go, leaders.go, partitions.go, offsets.go, admin.go, scanner*.go,
+// writer*.go.
 
 // ErrClientClosed is returned by calls on a closed Client.
 var ErrClientClosed = errors.New("fluss: client closed")
@@ -77,7 +79,7 @@ type config struct {
 	logger         *slog.Logger
 	clientName     string
 	clientVersion  string
-	backoff        wire.Backoff
+	backoff        Backoff
 	maxAttempts    int
 	dial           func(ctx context.Context, network, addr string) (net.Conn, error)
 }
@@ -107,7 +109,7 @@ func RequestTimeout(d time.Duration) Option { return func(c *config) { c.request
 // MaxFrameSize bounds the size of one response frame (default 256 MiB).
 func MaxFrameSize(n int) Option { return func(c *config) { c.maxFrameSize = n } }
 
-// Logger sets the logger (default: discard).
+// logger sets the logger (default: discard).
 func Logger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // ClientSoftware sets the name and version sent in ApiVersions.
@@ -117,7 +119,7 @@ func ClientSoftware(name, version string) Option {
 
 // RetryBackoff sets the delays between retries and redials (default: 100ms
 // doubling to 5s, 20% jitter).
-func RetryBackoff(b wire.Backoff) Option { return func(c *config) { c.backoff = b } }
+func RetryBackoff(b Backoff) Option { return func(c *config) { c.backoff = b } }
 
 // MaxAttempts sets how many times an operation is tried when it fails with a
 // retriable error (default 8; the context bounds it too).
@@ -175,6 +177,9 @@ func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
 			SASL:           cfg.sasl,
 			Dial:           cfg.dial,
 			Logger:         cfg.logger,
+			// Authentication retries keep the default policy, whatever
+			// RetryBackoff says.
+			RetryDelay: Backoff{}.Delay,
 		},
 	}
 	c.meta.init()
@@ -202,14 +207,14 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Backoff returns the client's retry backoff (for the scanner and writer).
-func (c *Client) Backoff() wire.Backoff { return c.cfg.backoff }
+// backoff returns the client's retry backoff (for the scanner and writer).
+func (c *Client) backoff() Backoff { return c.cfg.backoff }
 
-// RequestTimeoutDuration returns the configured per-request timeout.
-func (c *Client) RequestTimeoutDuration() time.Duration { return c.cfg.requestTimeout }
+// requestTimeout returns the configured per-request timeout.
+func (c *Client) requestTimeout() time.Duration { return c.cfg.requestTimeout }
 
-// Logger returns the client's logger.
-func (c *Client) Logger() *slog.Logger { return c.log }
+// logger returns the client's logger.
+func (c *Client) logger() *slog.Logger { return c.log }
 
 // ---------------------------------------------------------------------------
 // Connections: one per server address, redialled with backoff.
@@ -314,12 +319,12 @@ func (c *Client) conn(ctx context.Context, addr string) (*wire.Conn, error) {
 	}
 }
 
-// TabletConn returns the connection to tablet server id, refreshing cluster
+// tabletConn returns the connection to tablet server id, refreshing cluster
 // metadata once if the id is unknown.
-func (c *Client) TabletConn(ctx context.Context, id int32) (*wire.Conn, error) {
+func (c *Client) tabletConn(ctx context.Context, id int32) (*wire.Conn, error) {
 	node, ok := c.meta.tablet(id)
 	if !ok {
-		if err := c.RefreshCluster(ctx); err != nil {
+		if err := c.refreshCluster(ctx); err != nil {
 			return nil, err
 		}
 		if node, ok = c.meta.tablet(id); !ok {
@@ -329,11 +334,11 @@ func (c *Client) TabletConn(ctx context.Context, id int32) (*wire.Conn, error) {
 	return c.conn(ctx, node.Addr())
 }
 
-// CoordinatorConn returns the connection to the coordinator.
-func (c *Client) CoordinatorConn(ctx context.Context) (*wire.Conn, error) {
+// coordinatorConn returns the connection to the coordinator.
+func (c *Client) coordinatorConn(ctx context.Context) (*wire.Conn, error) {
 	node, ok := c.meta.coordinatorNode()
 	if !ok {
-		if err := c.RefreshCluster(ctx); err != nil {
+		if err := c.refreshCluster(ctx); err != nil {
 			return nil, err
 		}
 		if node, ok = c.meta.coordinatorNode(); !ok {
@@ -346,11 +351,11 @@ func (c *Client) CoordinatorConn(ctx context.Context) (*wire.Conn, error) {
 // LeaderConn returns the connection to the leader of bucket b and the
 // leader's id.
 func (c *Client) LeaderConn(ctx context.Context, b TableBucket) (*wire.Conn, int32, error) {
-	id, err := c.Leader(ctx, b)
+	id, err := c.leader(ctx, b)
 	if err != nil {
 		return nil, -1, err
 	}
-	conn, err := c.TabletConn(ctx, id)
+	conn, err := c.tabletConn(ctx, id)
 	return conn, id, err
 }
 
@@ -437,7 +442,7 @@ func (c *Client) callCoordinator(ctx context.Context, write bool, api wire.APIKe
 		rule = retriableWrite
 	}
 	return c.retry(ctx, rule, func(error) { c.meta.dropCoordinator() }, func() error {
-		conn, err := c.CoordinatorConn(ctx)
+		conn, err := c.coordinatorConn(ctx)
 		if err != nil {
 			return err
 		}

@@ -15,9 +15,9 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
@@ -44,7 +44,9 @@ func newTestClient(t *testing.T, opts ...Option) *Client {
 func newTestDatabase(t *testing.T, c *Client) string {
 	t.Helper()
 	db := flusstest.UniqueName("c_db")
-	ctx := testCtx(t, time.Minute)
+	// Three minutes: a loaded machine has taken more than one to elect a new
+	// table's bucket leaders.
+	ctx := testCtx(t, 3*time.Minute)
 	if err := c.CreateDatabase(ctx, db, &DatabaseDescriptor{Comment: "fluss client test"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,9 @@ func newTestDatabase(t *testing.T, c *Client) string {
 // gets its leaders a moment after CreateTable returns).
 func waitOffsets(t *testing.T, c *Client, info *TableInfo, partitionID int64, spec OffsetSpec) map[int32]int64 {
 	t.Helper()
-	ctx := testCtx(t, time.Minute)
+	// Three minutes: a loaded machine has taken more than one to elect a new
+	// table's bucket leaders.
+	ctx := testCtx(t, 3*time.Minute)
 	for {
 		offs, err := c.ListOffsets(ctx, info, partitionID, nil, spec)
 		if err == nil {
@@ -78,7 +82,9 @@ func waitOffsets(t *testing.T, c *Client, info *TableInfo, partitionID int64, sp
 
 func TestIntegrationAPIVersions(t *testing.T) {
 	addr := flusstest.Require(t)
-	ctx := testCtx(t, time.Minute)
+	// Three minutes: a loaded machine has taken more than one to elect a new
+	// table's bucket leaders.
+	ctx := testCtx(t, 3*time.Minute)
 	conn, err := wire.Dial(ctx, addr, wire.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -105,11 +111,11 @@ func TestIntegrationAPIVersions(t *testing.T) {
 	}
 
 	c := newTestClient(t)
-	cl := c.Cluster()
+	cl := c.cluster()
 	if cl.Coordinator == nil || len(cl.TabletServers) == 0 {
 		t.Fatalf("cluster = %+v", cl)
 	}
-	ts, err := c.TabletConn(ctx, cl.TabletServers[0].ID)
+	ts, err := c.tabletConn(ctx, cl.TabletServers[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,9 +131,9 @@ func TestIntegrationAPIVersions(t *testing.T) {
 		t.Errorf("PUT_KV version %d %v, want 0 (our max)", v, ok)
 	}
 	// The same connection is reused.
-	ts2, err := c.TabletConn(ctx, cl.TabletServers[0].ID)
+	ts2, err := c.tabletConn(ctx, cl.TabletServers[0].ID)
 	if err != nil || ts2 != ts {
-		t.Fatalf("TabletConn did not reuse the connection: %v", err)
+		t.Fatalf("tabletConn did not reuse the connection: %v", err)
 	}
 }
 
@@ -269,7 +275,7 @@ func TestIntegrationLogTable(t *testing.T) {
 		if earliest[b] != 0 {
 			t.Errorf("earliest of bucket %d = %d", b, earliest[b])
 		}
-		leader, err := c.Leader(ctx, info.Bucket(NoPartition, b))
+		leader, err := c.leader(ctx, info.Bucket(NoPartition, b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +303,9 @@ func TestIntegrationLogTable(t *testing.T) {
 // bucket of a log table with compression NONE and returns its base offset.
 func produceInts(t *testing.T, c *Client, info *TableInfo, partitionID int64, bucket int32, from, n int) int64 {
 	t.Helper()
-	ctx := testCtx(t, time.Minute)
+	// Three minutes: a loaded machine has taken more than one to elect a new
+	// table's bucket leaders.
+	ctx := testCtx(t, 3*time.Minute)
 	mem := memory.NewGoAllocator()
 	as, err := c.ArrowSchema(ctx, info, info.SchemaID)
 	if err != nil {
@@ -343,7 +351,7 @@ func produceInts(t *testing.T, c *Client, info *TableInfo, partitionID int64, bu
 			t.Fatalf("produce to %s: %v", bk, err)
 		}
 		if errcode.InvalidatesMetadata(err) {
-			c.InvalidateLeader(bk)
+			c.invalidateLeader(bk)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -521,7 +529,7 @@ func TestIntegrationPartitions(t *testing.T) {
 	if err != nil || len(parts) != 2 || parts[0].ID != p1.ID || parts[1].Name != "2024-01-02$us" {
 		t.Fatalf("partitions = %+v, %v", parts, err)
 	}
-	leader, err := c.Leader(ctx, info.Bucket(parts[1].ID, 0))
+	leader, err := c.leader(ctx, info.Bucket(parts[1].ID, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +604,9 @@ func TestIntegrationSchemaEvolution(t *testing.T) {
 
 func TestIntegrationTableNotExist(t *testing.T) {
 	c := newTestClient(t)
-	ctx := testCtx(t, time.Minute)
+	// Three minutes: a loaded machine has taken more than one to elect a new
+	// table's bucket leaders.
+	ctx := testCtx(t, 3*time.Minute)
 	db := newTestDatabase(t, c)
 	path := NewTablePath(db, "nope")
 	start := time.Now()
@@ -701,8 +711,8 @@ func TestIntegrationSASL(t *testing.T) {
 		t.Fatalf("exists = %v %v", ok, err)
 	}
 	// Tablet servers authenticate too.
-	ts := c.Cluster().TabletServers[0]
-	if _, err := c.TabletConn(ctx, ts.ID); err != nil {
+	ts := c.cluster().TabletServers[0]
+	if _, err := c.tabletConn(ctx, ts.ID); err != nil {
 		t.Fatalf("tablet server %d over SASL: %v", ts.ID, err)
 	}
 	if err := c.DropDatabase(ctx, db, false, true); err != nil {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 )
 
 // fakeCluster is an in-process server that plays coordinator and tablet
@@ -223,7 +223,7 @@ func TestClientLeaderWaitsForElection(t *testing.T) {
 	f := newFakeCluster(t)
 	ctx := testCtx(t, 30*time.Second)
 	c, err := NewClient(ctx, Bootstrap(f.addr()), MaxAttempts(5),
-		RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}))
+		RetryBackoff(Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,11 +235,11 @@ func TestClientLeaderWaitsForElection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if loc, ok := c.Location(info.Bucket(NoPartition, 1)); !ok || loc.Leader != -1 {
+	if loc, ok := c.location(info.Bucket(NoPartition, 1)); !ok || loc.Leader != -1 {
 		t.Fatalf("location after load = %+v, %v; want no leader", loc, ok)
 	}
 	before := f.count(wire.GetMetadata)
-	leader, err := c.Leader(ctx, info.Bucket(NoPartition, 1))
+	leader, err := c.leader(ctx, info.Bucket(NoPartition, 1))
 	if err != nil || leader != 0 {
 		t.Fatalf("leader = %d, %v", leader, err)
 	}
@@ -249,10 +249,10 @@ func TestClientLeaderWaitsForElection(t *testing.T) {
 
 	// A leader that never shows up: LEADER_NOT_AVAILABLE after the attempt
 	// limit, one refresh per attempt.
-	c.InvalidateLeader(info.Bucket(NoPartition, 1))
+	c.invalidateLeader(info.Bucket(NoPartition, 1))
 	f.leaderless.Store(1000)
 	before = f.count(wire.GetMetadata)
-	if _, err := c.Leader(ctx, info.Bucket(NoPartition, 1)); !errors.Is(err, errcode.LeaderNotAvailable) || !errcode.IsRetriable(err) {
+	if _, err := c.leader(ctx, info.Bucket(NoPartition, 1)); !errors.Is(err, errcode.LeaderNotAvailable) || !errcode.IsRetriable(err) {
 		t.Fatalf("leaderless bucket: %v", err)
 	}
 	if got := f.count(wire.GetMetadata) - before; got != 5 {
@@ -263,7 +263,7 @@ func TestClientLeaderWaitsForElection(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	slow, err := NewClient(ctx, Bootstrap(f.addr()), MaxAttempts(1000),
-		RetryBackoff(wire.Backoff{Initial: 10 * time.Millisecond, Max: 10 * time.Millisecond}))
+		RetryBackoff(Backoff{Initial: 10 * time.Millisecond, Max: 10 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestClientLeaderWaitsForElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if _, err := slow.Leader(cctx, info.Bucket(NoPartition, 1)); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := slow.leader(cctx, info.Bucket(NoPartition, 1)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("leader with an expiring ctx: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -311,12 +311,12 @@ func TestClientReconnectsWithBackoff(t *testing.T) {
 	f := newFakeCluster(t)
 	ctx := testCtx(t, 30*time.Second)
 	c, err := NewClient(ctx, Bootstrap(f.addr()),
-		RetryBackoff(wire.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond, Multiplier: 2}))
+		RetryBackoff(Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond, Multiplier: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	conn1, err := c.CoordinatorConn(ctx)
+	conn1, err := c.coordinatorConn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestClientRequestTimeoutAndClose(t *testing.T) {
 	f.noAnswer[wire.GetTableSchema] = true
 	ctx := testCtx(t, 30*time.Second)
 	c, err := NewClient(ctx, Bootstrap(f.addr()), RequestTimeout(200*time.Millisecond), MaxAttempts(2),
-		RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: time.Millisecond}))
+		RetryBackoff(Backoff{Initial: time.Millisecond, Max: time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func TestClientRequestTimeoutAndClose(t *testing.T) {
 		t.Fatalf("GET_TABLE_SCHEMA sent %d times, want 2", got)
 	}
 	c.Close()
-	if _, err := c.CoordinatorConn(ctx); !errors.Is(err, ErrClientClosed) {
+	if _, err := c.coordinatorConn(ctx); !errors.Is(err, ErrClientClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }

@@ -328,7 +328,7 @@ func TestComparePartitionAddedWhileScanning(t *testing.T) {
 			t.Errorf("partitions removed: %v", removed)
 		}
 		for _, p := range added {
-			if err := s.SubscribeBuckets(ctx, p.ID, nil, fluss.StartEarliest()); err != nil {
+			if err := s.SubscribeBuckets(ctx, p.ID, nil, fluss.EarliestOffset()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -426,7 +426,7 @@ func TestCompareOffsetOutOfRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Subscribe(ctx, fluss.NoPartition, 0, fluss.StartAtOffset(1000)); err != nil {
+	if err := s.Subscribe(ctx, fluss.NoPartition, 0, fluss.ExactOffset(1000)); err != nil {
 		t.Fatal(err)
 	}
 	var oor *fluss.OffsetOutOfRangeError

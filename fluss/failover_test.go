@@ -90,7 +90,7 @@ func TestScannerLeaderFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.SubscribeBuckets(ctx, fluss.NoPartition, nil, fluss.StartEarliest()); err != nil {
+	if err := s.SubscribeBuckets(ctx, fluss.NoPartition, nil, fluss.EarliestOffset()); err != nil {
 		t.Fatal(err)
 	}
 	enc, err := jsonrow.NewEncoder(s.Schema().RowType(), s.ArrowSchema())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -37,230 +36,6 @@ import (
 
 // ErrScannerClosed is returned by calls on a closed Scanner.
 var ErrScannerClosed = errors.New("fluss: scanner closed")
-
-// Defaults of the fetch settings (the Java client's).
-const (
-	DefaultFetchMaxBytes       = 16 << 20
-	DefaultFetchMaxBucketBytes = 1 << 20
-	DefaultFetchMinBytes       = 1
-	DefaultFetchMaxWait        = 500 * time.Millisecond
-)
-
-type scanConfig struct {
-	columns        []string
-	maxBytes       int32
-	maxBucketBytes int32
-	minBytes       int32
-	maxWait        time.Duration
-	mem            memory.Allocator
-	checkCRC       bool
-	pushdown       bool
-	remote         RemoteLogStorage
-	maxBuffered    int
-	onFetch        func(FetchInfo)
-}
-
-// ScanOption configures a Scanner.
-type ScanOption func(*scanConfig)
-
-// ScanColumns projects the scan to the named columns, in the given order.
-// The projection is pushed down to the servers (they send only those
-// columns) and applied locally where they cannot (remote log segments,
-// batches written before a column was added).
-func ScanColumns(names ...string) ScanOption {
-	return func(c *scanConfig) { c.columns = append([]string(nil), names...) }
-}
-
-// FetchMaxBytes bounds the records bytes of one fetch response over all its
-// buckets (default 16 MiB). A server always returns at least one whole
-// batch, even a larger one.
-func FetchMaxBytes(n int) ScanOption { return func(c *scanConfig) { c.maxBytes = clampInt32(n) } }
-
-// FetchMaxBucketBytes bounds the records bytes per bucket of one fetch
-// (default 1 MiB).
-func FetchMaxBucketBytes(n int) ScanOption {
-	return func(c *scanConfig) { c.maxBucketBytes = clampInt32(n) }
-}
-
-// FetchMinBytes makes servers hold a fetch until this many bytes are
-// available or FetchMaxWait passed (default 1: answer as soon as any data
-// is there).
-func FetchMinBytes(n int) ScanOption { return func(c *scanConfig) { c.minBytes = clampInt32(n) } }
-
-// FetchMaxWait is how long a server may hold a fetch waiting for
-// FetchMinBytes (default 500ms).
-func FetchMaxWait(d time.Duration) ScanOption { return func(c *scanConfig) { c.maxWait = d } }
-
-// ScanAllocator sets the allocator of decompressed Arrow buffers (default
-// memory.DefaultAllocator).
-func ScanAllocator(mem memory.Allocator) ScanOption { return func(c *scanConfig) { c.mem = mem } }
-
-// ScanCheckCRC turns the CRC-32C check of unprojected batches on or off
-// (default on; projected batches are never checked, the server's
-// projection invalidates the CRC).
-func ScanCheckCRC(check bool) ScanOption { return func(c *scanConfig) { c.checkCRC = check } }
-
-// ScanProjectionPushdown turns server-side projection on or off (default
-// on). Off, servers send every column and the scanner drops the others.
-func ScanProjectionPushdown(on bool) ScanOption { return func(c *scanConfig) { c.pushdown = on } }
-
-// ScanRemoteStorage sets how remote (tiered) log segments are read. The
-// default reads remote data dirs that are local paths (or file: URIs).
-func ScanRemoteStorage(r RemoteLogStorage) ScanOption { return func(c *scanConfig) { c.remote = r } }
-
-// ScanMaxBufferedFetches bounds the fetched responses per bucket that wait
-// for Poll (default 1). With 1, a bucket is fetched again while the caller
-// processes the previous response, and no further.
-func ScanMaxBufferedFetches(n int) ScanOption { return func(c *scanConfig) { c.maxBuffered = n } }
-
-// FetchInfo describes one FetchLog request of a scanner to a tablet server,
-// as reported to a ScanFetchObserver.
-type FetchInfo struct {
-	// Server is the id of the tablet server (the leader of the buckets).
-	Server int32
-	// Buckets is the number of buckets the request asked for.
-	Buckets int
-	// Duration is the time from sending the request to receiving its
-	// response (or failing). It includes the time the server held the
-	// request waiting for FetchMinBytes, up to FetchMaxWait.
-	Duration time.Duration
-	// Bytes is the size of the response body (0 when Err is set).
-	Bytes int
-	// Err is the error of the request (connection, timeout, error
-	// response), nil when a response was received. Errors of single
-	// buckets inside a response are not reported here.
-	Err error
-}
-
-// ScanFetchObserver sets a function called after every FetchLog request the
-// scanner sends to a tablet server, with its latency and outcome (requests
-// that could not be sent, because no connection could be made, are not
-// reported). It is called from the scanner's fetch goroutines, concurrently
-// for different servers: it must be safe for concurrent use and return
-// quickly.
-func ScanFetchObserver(f func(FetchInfo)) ScanOption {
-	return func(c *scanConfig) { c.onFetch = f }
-}
-
-func clampInt32(n int) int32 {
-	if n > 1<<31-1 {
-		return 1<<31 - 1
-	}
-	return int32(n)
-}
-
-// Start says where a subscription starts reading.
-type Start struct {
-	kind  int8 // 0 earliest, 1 latest, 2 timestamp, 3 offset
-	value int64
-}
-
-// StartEarliest starts at the first offset the bucket still stores.
-func StartEarliest() Start { return Start{kind: 0} }
-
-// StartLatest starts at the high watermark: only rows written from now on.
-func StartLatest() Start { return Start{kind: 1} }
-
-// StartAtTimestamp starts at the first batch committed at or after ms
-// (milliseconds since the epoch).
-func StartAtTimestamp(ms int64) Start { return Start{kind: 2, value: ms} }
-
-// StartAtOffset starts at an explicit offset.
-func StartAtOffset(offset int64) Start { return Start{kind: 3, value: offset} }
-
-// String describes the start.
-func (s Start) String() string {
-	switch s.kind {
-	case 0:
-		return "earliest"
-	case 1:
-		return "latest"
-	case 2:
-		return "timestamp " + strconv.FormatInt(s.value, 10)
-	}
-	return "offset " + strconv.FormatInt(s.value, 10)
-}
-
-// ScanBatch is one decoded log batch of one bucket, with the rows at or
-// after the fetch offset. Row i has log offset FirstOffset+i (Offset(i)).
-// Release it when done; its arrays may alias the fetched bytes.
-type ScanBatch struct {
-	*records.Batch
-	// Table is the table the batch belongs to.
-	Table TablePath
-	// Bucket identifies the bucket (table id, partition id, bucket id).
-	Bucket TableBucket
-	// Partition is the partition name ("" for non-partitioned tables).
-	Partition string
-	// HighWatermark is the bucket's high watermark when it was fetched:
-	// the lag of the batch's last row is HighWatermark-Offset(NumRows()-1)-1.
-	HighWatermark int64
-	// Remote reports that the batch was read from a remote log segment.
-	Remote bool
-}
-
-// BucketError is a non-retriable error of one bucket. The bucket is paused
-// until SeekBucket or Unsubscribe.
-type BucketError struct {
-	Table     TablePath
-	Bucket    TableBucket
-	Partition string
-	// Offset is the fetch offset that failed.
-	Offset int64
-	Err    error
-}
-
-// Error implements error.
-func (e *BucketError) Error() string {
-	return fmt.Sprintf("fluss: scan %s %s offset %d: %v", e.Table, describeBucket(e.Bucket, e.Partition), e.Offset, e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *BucketError) Unwrap() error { return e.Err }
-
-// OffsetOutOfRangeError reports a fetch offset outside the bucket's log
-// (LOG_OFFSET_OUT_OF_RANGE) together with the valid range [Earliest, Latest]
-// (Latest is the high watermark; -1 when it could not be listed). The
-// bucket is paused until SeekBucket or Unsubscribe. It unwraps to the server
-// error (errors.Is(err, errcode.LogOffsetOutOfRange)).
-type OffsetOutOfRangeError struct {
-	Table            TablePath
-	Bucket           TableBucket
-	Partition        string
-	Offset           int64
-	Earliest, Latest int64
-	Err              error
-}
-
-// Error implements error.
-func (e *OffsetOutOfRangeError) Error() string {
-	return fmt.Sprintf("fluss: scan %s %s: offset %d is out of range, the log holds [%d, %d): %v",
-		e.Table, describeBucket(e.Bucket, e.Partition), e.Offset, e.Earliest, e.Latest, e.Err)
-}
-
-// Unwrap returns the server error.
-func (e *OffsetOutOfRangeError) Unwrap() error { return e.Err }
-
-func describeBucket(b TableBucket, partition string) string {
-	if b.PartitionID == NoPartition {
-		return "bucket " + strconv.Itoa(int(b.Bucket))
-	}
-	if partition == "" {
-		partition = "id " + strconv.FormatInt(b.PartitionID, 10)
-	}
-	return "partition " + partition + " bucket " + strconv.Itoa(int(b.Bucket))
-}
-
-// ScanStats counts what a scanner fetched.
-type ScanStats struct {
-	// Fetches is the number of fetch responses received.
-	Fetches int64
-	// RecordsBytes is the size of the log batches received (as stored,
-	// compressed), remote segments included.
-	RecordsBytes int64
-	// Batches and Rows count what Poll returned.
-	Batches, Rows int64
-}
 
 // bucketState is the scanner's state of one subscribed bucket; guarded by
 // Scanner.mu.
@@ -417,14 +192,14 @@ func (s *Scanner) ArrowSchema() *arrow.Schema { return s.arrowSchema }
 
 // Subscribe starts reading one bucket (partitionID NoPartition for
 // non-partitioned tables) from start. Subscribing a bucket again moves it.
-func (s *Scanner) Subscribe(ctx context.Context, partitionID int64, bucket int32, start Start) error {
+func (s *Scanner) Subscribe(ctx context.Context, partitionID int64, bucket int32, start OffsetSpec) error {
 	return s.SubscribeBuckets(ctx, partitionID, []int32{bucket}, start)
 }
 
 // SubscribeBuckets subscribes several buckets of one partition (or of a
 // non-partitioned table) from the same start; nil means every bucket. The
 // start offsets are listed with one request per leader.
-func (s *Scanner) SubscribeBuckets(ctx context.Context, partitionID int64, buckets []int32, start Start) error {
+func (s *Scanner) SubscribeBuckets(ctx context.Context, partitionID int64, buckets []int32, start OffsetSpec) error {
 	info := s.info
 	if info.IsPartitioned() != (partitionID != NoPartition) {
 		if info.IsPartitioned() {
@@ -445,19 +220,19 @@ func (s *Scanner) SubscribeBuckets(ctx context.Context, partitionID int64, bucke
 	}
 	partName := ""
 	if partitionID != NoPartition {
-		p, ok := s.c.PartitionByID(info.TableID, partitionID)
+		p, ok := s.c.partitionByID(info.TableID, partitionID)
 		if !ok {
 			if _, err := s.c.Partitions(ctx, info); err != nil {
 				return fmt.Errorf("fluss: subscribe to %s partition %d: %w", info.Path, partitionID, err)
 			}
-			if p, ok = s.c.PartitionByID(info.TableID, partitionID); !ok {
+			if p, ok = s.c.partitionByID(info.TableID, partitionID); !ok {
 				return fmt.Errorf("fluss: subscribe to %s partition %d: no such partition", info.Path, partitionID)
 			}
 		}
 		partName = p.Name
 	}
 	offsets := make(map[int32]int64, len(buckets))
-	if start.kind == 3 {
+	if start.kind == offsetExact {
 		if start.value < 0 {
 			return fmt.Errorf("fluss: subscribe to %s: negative offset %d", info.Path, start.value)
 		}
@@ -465,14 +240,7 @@ func (s *Scanner) SubscribeBuckets(ctx context.Context, partitionID int64, bucke
 			offsets[b] = start.value
 		}
 	} else {
-		spec := EarliestOffset()
-		switch start.kind {
-		case 1:
-			spec = LatestOffset()
-		case 2:
-			spec = OffsetAtTimestamp(start.value)
-		}
-		got, err := s.c.ListOffsets(ctx, info, partitionID, buckets, spec)
+		got, err := s.c.ListOffsets(ctx, info, partitionID, buckets, start)
 		if err != nil {
 			return fmt.Errorf("fluss: subscribe to %s at %s: %w", info.Path, start, err)
 		}

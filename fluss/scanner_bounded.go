@@ -81,7 +81,7 @@ func (s *Scanner) ReadRanges(ctx context.Context, ranges []BucketRange, fn func(
 		if _, dup := ends[r.Bucket]; dup {
 			return fmt.Errorf("fluss: read ranges of %s: %s listed twice", s.info.Path, r.Bucket)
 		}
-		if err := s.Subscribe(ctx, r.Bucket.PartitionID, r.Bucket.Bucket, StartAtOffset(r.Start)); err != nil {
+		if err := s.Subscribe(ctx, r.Bucket.PartitionID, r.Bucket.Bucket, ExactOffset(r.Start)); err != nil {
 			return err
 		}
 		ends[r.Bucket] = r.End

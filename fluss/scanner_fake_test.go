@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
 )
 
 // fakeTablet is an in-process server that plays coordinator and tablet
@@ -202,7 +202,7 @@ func fakeSegment(t *testing.T, tabletDir, id string, start, end int64, batches .
 // addr and loads the table db.t. The client is closed when the test ends.
 func openFakeTable(ctx context.Context, t *testing.T, addr string) (*Client, *TableInfo) {
 	t.Helper()
-	c, err := NewClient(ctx, Bootstrap(addr), RetryBackoff(wire.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond}))
+	c, err := NewClient(ctx, Bootstrap(addr), RetryBackoff(Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}

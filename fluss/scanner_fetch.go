@@ -9,7 +9,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 )
 
 // fetchTarget is one bucket of a fetch request, with the state it was sent
@@ -84,7 +84,7 @@ func (s *Scanner) plan() time.Duration {
 			}
 			continue
 		}
-		loc, ok := s.c.Location(st.tb)
+		loc, ok := s.c.location(st.tb)
 		if !ok || loc.Leader < 0 {
 			missing = append(missing, st)
 			continue
@@ -134,7 +134,7 @@ func (s *Scanner) refreshLeaders(missing []*bucketState) {
 		if _, ok := done[st.tb.PartitionID]; ok {
 			continue
 		}
-		_, err := s.c.Leader(s.ctx, st.tb)
+		_, err := s.c.leader(s.ctx, st.tb)
 		done[st.tb.PartitionID] = err
 	}
 	s.mu.Lock()
@@ -144,7 +144,7 @@ func (s *Scanner) refreshLeaders(missing []*bucketState) {
 		if s.buckets[st.tb] != st || s.ctx.Err() != nil {
 			continue
 		}
-		if loc, ok := s.c.Location(st.tb); ok && loc.Leader >= 0 {
+		if loc, ok := s.c.location(st.tb); ok && loc.Leader >= 0 {
 			continue
 		}
 		err := done[st.tb.PartitionID]
@@ -169,7 +169,7 @@ func retriable(err error) bool {
 }
 
 func (s *Scanner) backoffLocked(st *bucketState, now time.Time) {
-	st.retryAt = now.Add(s.c.Backoff().Delay(st.failures))
+	st.retryAt = now.Add(s.c.backoff().Delay(st.failures))
 	st.failures++
 }
 
@@ -198,7 +198,7 @@ func (s *Scanner) fetch(leader int32, targets []fetchTarget) {
 			results[i].whole = true
 		}
 	}
-	conn, err := s.c.TabletConn(s.ctx, leader)
+	conn, err := s.c.tabletConn(s.ctx, leader)
 	if err != nil {
 		fail(&leaderUnreachableError{leader: leader, err: err})
 		s.finish(leader, targets, results)
@@ -206,7 +206,7 @@ func (s *Scanner) fetch(leader int32, targets []fetchTarget) {
 	}
 	req := s.fetchRequest(targets)
 	sent := time.Now()
-	body, err := conn.CallRaw(s.ctx, wire.FetchLog, req, wire.WithTimeout(s.c.RequestTimeoutDuration()+s.cfg.maxWait))
+	body, err := conn.CallRaw(s.ctx, wire.FetchLog, req, wire.WithTimeout(s.c.requestTimeout()+s.cfg.maxWait))
 	if s.cfg.onFetch != nil {
 		s.cfg.onFetch(FetchInfo{Server: leader, Buckets: len(targets), Duration: time.Since(sent), Bytes: len(body), Err: err})
 	}
@@ -340,12 +340,12 @@ func (s *Scanner) finish(leader int32, targets []fetchTarget, results []fetchRes
 		case retriable(r.err):
 			if errcode.InvalidatesMetadata(r.err) {
 				if r.whole {
-					s.c.InvalidateServer(leader)
+					s.c.invalidateServer(leader)
 				} else {
-					s.c.InvalidateLeader(st.tb)
+					s.c.invalidateLeader(st.tb)
 				}
 			}
-			s.c.Logger().Debug("fluss scan: retrying bucket", "table", s.info.Path.String(),
+			s.c.logger().Debug("fluss scan: retrying bucket", "table", s.info.Path.String(),
 				"bucket", st.tb.String(), "offset", st.offset, "error", r.err)
 			s.backoffLocked(st, now)
 		default:

@@ -16,13 +16,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
 var captureFrameSeeds = flag.Bool("capture-frame-seeds", false,
-	"rewrite fluss/wire/testdata/fuzz/FuzzFrameDecode/real-* from a session with a real cluster")
+	"rewrite fluss/internal/wire/testdata/fuzz/FuzzFrameDecode/real-* from a session with a real cluster")
 
 // teeConn records everything the server sends.
 type teeConn struct {
@@ -113,7 +113,7 @@ func TestIntegrationCaptureFrameSeeds(t *testing.T) {
 	}
 	c.Close()
 
-	dir := filepath.Join("wire", "testdata", "fuzz", "FuzzFrameDecode")
+	dir := filepath.Join("internal", "wire", "testdata", "fuzz", "FuzzFrameDecode")
 	mu.Lock()
 	defer mu.Unlock()
 	for i, tc := range conns {

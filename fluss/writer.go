@@ -14,8 +14,8 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
 )
 
 // The writer sends what the Java client's writers send, without their
@@ -289,23 +289,9 @@ func (w *Writer) PutKV(ctx context.Context, partitionID int64, rec arrow.RecordB
 // send writes one batch per bucket, grouped by leader, retrying buckets the
 // servers refused with a retriable error.
 func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32][]byte, kv bool) (map[int32]int64, error) {
-	info := w.info
-	if info.IsPartitioned() != (partitionID != NoPartition) {
-		if info.IsPartitioned() {
-			return nil, fmt.Errorf("fluss: write to %s: the table is partitioned; name a partition", info.Path)
-		}
-		return nil, fmt.Errorf("fluss: write to %s: the table is not partitioned; use NoPartition", info.Path)
-	}
-	partName := ""
-	if partitionID != NoPartition {
-		if p, ok := w.c.PartitionByID(info.TableID, partitionID); ok {
-			partName = p.Name
-		}
-	}
-	for b := range batches {
-		if b < 0 || b >= info.NumBuckets {
-			return nil, fmt.Errorf("fluss: write to %s: bucket %d out of range [0, %d)", info.Path, b, info.NumBuckets)
-		}
+	partName, err := w.checkSend(partitionID, batches)
+	if err != nil {
+		return nil, err
 	}
 	out := map[int32]int64{}
 	failed := map[int32]error{}
@@ -317,69 +303,10 @@ func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32]
 
 	const maxAttempts = 10
 	for attempt := 0; len(pending) > 0; attempt++ {
-		var (
-			mu    sync.Mutex
-			retry []int32
-			last  error
-		)
-		keep := func(b int32, err error, sent bool) {
-			mu.Lock()
-			defer mu.Unlock()
-			if errcode.InvalidatesMetadata(err) {
-				w.c.InvalidateLeader(info.Bucket(partitionID, b))
-			}
-			if attempt+1 < maxAttempts && ctx.Err() == nil && writeRetriable(err, sent) {
-				retry = append(retry, b)
-				last = err
-				return
-			}
-			failed[b] = err
-		}
-		byLeader := map[int32][]int32{}
-		for _, b := range pending {
-			leader, err := w.c.Leader(ctx, info.Bucket(partitionID, b))
-			if err != nil {
-				keep(b, err, false)
-				continue
-			}
-			byLeader[leader] = append(byLeader[leader], b)
-		}
-		var wg sync.WaitGroup
-		for leader, bs := range byLeader {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res, err := w.sendOnce(ctx, leader, partitionID, bs, batches, kv)
-				if err != nil {
-					var ce *wire.ConnError
-					sent := !(errors.As(err, &ce) && (ce.Op == "dial" || ce.Op == "handshake"))
-					for _, b := range bs {
-						keep(b, fmt.Errorf("tablet server %d: %w", leader, err), sent)
-					}
-					return
-				}
-				got := map[int32]bool{}
-				for _, r := range res {
-					got[r.bucket] = true
-					if r.err != nil {
-						keep(r.bucket, fmt.Errorf("tablet server %d: %w", leader, r.err), false)
-						continue
-					}
-					mu.Lock()
-					out[r.bucket] = r.offset
-					mu.Unlock()
-				}
-				for _, b := range bs {
-					if !got[b] {
-						keep(b, fmt.Errorf("tablet server %d did not answer for the bucket", leader), true)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		pending = retry
+		var last error
+		pending, last = w.sendRound(ctx, partitionID, pending, batches, kv, attempt+1 < maxAttempts, out, failed)
 		if len(pending) > 0 {
-			if err := wire.Sleep(ctx, w.c.Backoff().Delay(attempt)); err != nil {
+			if err := wire.Sleep(ctx, w.c.backoff().Delay(attempt)); err != nil {
 				for _, b := range pending {
 					failed[b] = fmt.Errorf("%w (last error: %w)", err, last)
 				}
@@ -390,6 +317,86 @@ func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32]
 	if len(failed) == 0 {
 		return out, nil
 	}
+	return out, w.writeErrors(partitionID, partName, failed)
+}
+
+// checkSend validates the partition and buckets of a write and returns the
+// partition's name ("" when not partitioned or not cached).
+func (w *Writer) checkSend(partitionID int64, batches map[int32][]byte) (string, error) {
+	info := w.info
+	if info.IsPartitioned() != (partitionID != NoPartition) {
+		if info.IsPartitioned() {
+			return "", fmt.Errorf("fluss: write to %s: the table is partitioned; name a partition", info.Path)
+		}
+		return "", fmt.Errorf("fluss: write to %s: the table is not partitioned; use NoPartition", info.Path)
+	}
+	partName := ""
+	if partitionID != NoPartition {
+		if p, ok := w.c.partitionByID(info.TableID, partitionID); ok {
+			partName = p.Name
+		}
+	}
+	for b := range batches {
+		if b < 0 || b >= info.NumBuckets {
+			return "", fmt.Errorf("fluss: write to %s: bucket %d out of range [0, %d)", info.Path, b, info.NumBuckets)
+		}
+	}
+	return partName, nil
+}
+
+// sendRound sends the batches of pending buckets to their leaders once,
+// storing offsets in out and final errors in failed. It returns the buckets
+// to send again (when mayRetry) and the last error that asked for it.
+func (w *Writer) sendRound(ctx context.Context, partitionID int64, pending []int32, batches map[int32][]byte, kv, mayRetry bool,
+	out map[int32]int64, failed map[int32]error) (retry []int32, last error) {
+	info := w.info
+	var mu sync.Mutex
+	keep := func(b int32, err error, sent bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if errcode.InvalidatesMetadata(err) {
+			w.c.invalidateLeader(info.Bucket(partitionID, b))
+		}
+		if mayRetry && ctx.Err() == nil && writeRetriable(err, sent) {
+			retry = append(retry, b)
+			last = err
+			return
+		}
+		failed[b] = err
+	}
+	noLeader := func(b int32, err error) { keep(b, err, false) }
+	w.c.forEachLeader(ctx, info, partitionID, pending, noLeader, func(leader int32, bs []int32) {
+		res, err := w.sendOnce(ctx, leader, partitionID, bs, batches, kv)
+		if err != nil {
+			var ce *wire.ConnError
+			sent := !(errors.As(err, &ce) && (ce.Op == "dial" || ce.Op == "handshake"))
+			for _, b := range bs {
+				keep(b, fmt.Errorf("tablet server %d: %w", leader, err), sent)
+			}
+			return
+		}
+		got := map[int32]bool{}
+		for _, r := range res {
+			got[r.bucket] = true
+			if r.err != nil {
+				keep(r.bucket, fmt.Errorf("tablet server %d: %w", leader, r.err), false)
+				continue
+			}
+			mu.Lock()
+			out[r.bucket] = r.offset
+			mu.Unlock()
+		}
+		for _, b := range bs {
+			if !got[b] {
+				keep(b, fmt.Errorf("tablet server %d did not answer for the bucket", leader), true)
+			}
+		}
+	})
+	return retry, last
+}
+
+// writeErrors joins one *WriteError per failed bucket, ordered by bucket.
+func (w *Writer) writeErrors(partitionID int64, partName string, failed map[int32]error) error {
 	bs := make([]int32, 0, len(failed))
 	for b := range failed {
 		bs = append(bs, b)
@@ -397,9 +404,9 @@ func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32]
 	sort.Slice(bs, func(i, j int) bool { return bs[i] < bs[j] })
 	errs := make([]error, 0, len(bs))
 	for _, b := range bs {
-		errs = append(errs, &WriteError{Table: info.Path, Bucket: info.Bucket(partitionID, b), Partition: partName, Err: failed[b]})
+		errs = append(errs, &WriteError{Table: w.info.Path, Bucket: w.info.Bucket(partitionID, b), Partition: partName, Err: failed[b]})
 	}
-	return out, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // writeRetriable decides whether a failed write may be sent again: only
@@ -423,7 +430,7 @@ type writeBucketResult struct {
 }
 
 func (w *Writer) sendOnce(ctx context.Context, leader int32, partitionID int64, buckets []int32, batches map[int32][]byte, kv bool) ([]writeBucketResult, error) {
-	conn, err := w.c.TabletConn(ctx, leader)
+	conn, err := w.c.tabletConn(ctx, leader)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +439,7 @@ func (w *Writer) sendOnce(ctx context.Context, leader int32, partitionID int64, 
 		pid = proto.Int64(partitionID)
 	}
 	timeoutMs := int32(w.cfg.timeout / time.Millisecond)
-	callTimeout := wire.WithTimeout(w.c.RequestTimeoutDuration() + w.cfg.timeout)
+	callTimeout := wire.WithTimeout(w.c.requestTimeout() + w.cfg.timeout)
 	var out []writeBucketResult
 	if kv {
 		req := &pb.PutKvRequest{Acks: proto.Int32(w.cfg.acks), TableId: proto.Int64(w.info.TableID), TimeoutMs: proto.Int32(timeoutMs)}

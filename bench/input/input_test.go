@@ -112,7 +112,7 @@ func rawScan(boot string, path fluss.TablePath) (result, error) {
 	for _, r := range ranges {
 		if r.End > r.Start {
 			ends[r.Bucket.Bucket] = r.End
-			if err := s.Subscribe(ctx, fluss.NoPartition, r.Bucket.Bucket, fluss.StartAtOffset(r.Start)); err != nil {
+			if err := s.Subscribe(ctx, fluss.NoPartition, r.Bucket.Bucket, fluss.ExactOffset(r.Start)); err != nil {
 				return result{}, err
 			}
 		}

@@ -191,7 +191,7 @@ func Code(err error) (int32, bool) {
 }
 
 // retriabler is implemented by errors of other packages (connection errors in
-// fluss/wire) that know whether they are transient.
+// fluss/internal/wire) that know whether they are transient.
 type retriabler interface{ Retriable() bool }
 
 // IsRetriable is the client's single retry decision. It reports true when err

@@ -220,6 +220,19 @@ func compile(t types.DataType, at arrow.DataType) (*node, error) {
 		if at.ID() != arrow.TIMESTAMP {
 			return bad()
 		}
+	case types.KindArray, types.KindMap, types.KindRow:
+		return compileNested(n, at, bad)
+	default:
+		return nil, fmt.Errorf("unsupported Fluss type %s", t)
+	}
+	return n, nil
+}
+
+// compileNested is compile of ARRAY, MAP and ROW: it compiles the children
+// into n.
+func compileNested(n *node, at arrow.DataType, bad func() (*node, error)) (*node, error) {
+	t := n.t
+	switch t.Kind {
 	case types.KindArray:
 		lt, ok := at.(*arrow.ListType)
 		if !ok {
@@ -258,8 +271,6 @@ func compile(t types.DataType, at arrow.DataType) (*node, error) {
 			n.fields = append(n.fields, c)
 			n.keys = append(n.keys, objectKey(f.Name, i == 0, '{'))
 		}
-	default:
-		return nil, fmt.Errorf("unsupported Fluss type %s", t)
 	}
 	return n, nil
 }
@@ -347,86 +358,105 @@ func (n *node) bind(arr arrow.Array, depth int) (appendFn, error) {
 			return nullable(arr, func(dst []byte, i int) []byte { return appendBase64(dst, a.Value(i)) }), nil
 		}
 	case types.KindDate:
-		a, ok := arr.(*array.Date32)
-		if !ok {
-			return nil, typeMismatch(arr, t)
-		}
-		cache := &dateCache{}
-		return nullable(arr, func(dst []byte, i int) []byte {
-			dst = append(dst, '"')
-			dst = cache.appendDate(dst, int64(a.Value(i)))
-			return append(dst, '"')
-		}), nil
+		return bindDate(arr, t)
 	case types.KindTime:
 		return n.bindTime(arr)
 	case types.KindTimestamp, types.KindTimestampLTZ:
 		return n.bindTimestamp(arr)
 	case types.KindArray:
-		a, ok := arr.(*array.List)
-		if !ok {
-			return nil, typeMismatch(arr, t)
-		}
-		elem, err := n.elem.bind(a.ListValues(), depth+1)
-		if err != nil {
-			return nil, fmt.Errorf("element: %w", err)
-		}
-		return nullable(arr, func(dst []byte, i int) []byte {
-			start, end := a.ValueOffsets(i)
-			dst = append(dst, '[')
-			for j := start; j < end; j++ {
-				if j > start {
-					dst = append(dst, ',')
-				}
-				dst = elem(dst, int(j))
-			}
-			return append(dst, ']')
-		}), nil
+		return n.bindArray(arr, depth)
 	case types.KindMap:
-		a, ok := arr.(*array.Map)
-		if !ok {
-			return nil, typeMismatch(arr, t)
-		}
-		keys, items := a.Keys(), a.Items()
-		val, err := n.value.bind(items, depth+1)
-		if err != nil {
-			return nil, fmt.Errorf("value: %w", err)
-		}
-		key, err := n.key.bind(keys, depth+1)
-		if err != nil {
-			return nil, fmt.Errorf("key: %w", err)
-		}
-		ms := &mapScratch{}
-		objectMap := n.objectMap
-		return nullable(arr, func(dst []byte, i int) []byte {
-			start, end := a.ValueOffsets(i)
-			return ms.appendMap(dst, key, val, int(start), int(end), objectMap)
-		}), nil
+		return n.bindMap(arr, depth)
 	case types.KindRow:
-		a, ok := arr.(*array.Struct)
-		if !ok || a.NumField() != len(n.fields) {
-			return nil, typeMismatch(arr, t)
-		}
-		fns := make([]appendFn, len(n.fields))
-		for k, f := range n.fields {
-			fn, err := f.bind(a.Field(k), depth+1)
-			if err != nil {
-				return nil, fmt.Errorf("field %q: %w", t.Fields[k].Name, err)
-			}
-			fns[k] = fn
-		}
-		keys := n.keys
-		if len(fns) == 0 {
-			return nullable(arr, func(dst []byte, i int) []byte { return append(dst, '{', '}') }), nil
-		}
-		return nullable(arr, func(dst []byte, i int) []byte {
-			for k, fn := range fns {
-				dst = append(dst, keys[k]...)
-				dst = fn(dst, i)
-			}
-			return append(dst, '}')
-		}), nil
+		return n.bindRow(arr, depth)
 	}
 	return nil, typeMismatch(arr, t)
+}
+
+func bindDate(arr arrow.Array, t types.DataType) (appendFn, error) {
+	a, ok := arr.(*array.Date32)
+	if !ok {
+		return nil, typeMismatch(arr, t)
+	}
+	cache := &dateCache{}
+	return nullable(arr, func(dst []byte, i int) []byte {
+		dst = append(dst, '"')
+		dst = cache.appendDate(dst, int64(a.Value(i)))
+		return append(dst, '"')
+	}), nil
+}
+
+func (n *node) bindArray(arr arrow.Array, depth int) (appendFn, error) {
+	t := n.t
+	a, ok := arr.(*array.List)
+	if !ok {
+		return nil, typeMismatch(arr, t)
+	}
+	elem, err := n.elem.bind(a.ListValues(), depth+1)
+	if err != nil {
+		return nil, fmt.Errorf("element: %w", err)
+	}
+	return nullable(arr, func(dst []byte, i int) []byte {
+		start, end := a.ValueOffsets(i)
+		dst = append(dst, '[')
+		for j := start; j < end; j++ {
+			if j > start {
+				dst = append(dst, ',')
+			}
+			dst = elem(dst, int(j))
+		}
+		return append(dst, ']')
+	}), nil
+}
+
+func (n *node) bindMap(arr arrow.Array, depth int) (appendFn, error) {
+	t := n.t
+	a, ok := arr.(*array.Map)
+	if !ok {
+		return nil, typeMismatch(arr, t)
+	}
+	keys, items := a.Keys(), a.Items()
+	val, err := n.value.bind(items, depth+1)
+	if err != nil {
+		return nil, fmt.Errorf("value: %w", err)
+	}
+	key, err := n.key.bind(keys, depth+1)
+	if err != nil {
+		return nil, fmt.Errorf("key: %w", err)
+	}
+	ms := &mapScratch{}
+	objectMap := n.objectMap
+	return nullable(arr, func(dst []byte, i int) []byte {
+		start, end := a.ValueOffsets(i)
+		return ms.appendMap(dst, key, val, int(start), int(end), objectMap)
+	}), nil
+}
+
+func (n *node) bindRow(arr arrow.Array, depth int) (appendFn, error) {
+	t := n.t
+	a, ok := arr.(*array.Struct)
+	if !ok || a.NumField() != len(n.fields) {
+		return nil, typeMismatch(arr, t)
+	}
+	fns := make([]appendFn, len(n.fields))
+	for k, f := range n.fields {
+		fn, err := f.bind(a.Field(k), depth+1)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", t.Fields[k].Name, err)
+		}
+		fns[k] = fn
+	}
+	keys := n.keys
+	if len(fns) == 0 {
+		return nullable(arr, func(dst []byte, i int) []byte { return append(dst, '{', '}') }), nil
+	}
+	return nullable(arr, func(dst []byte, i int) []byte {
+		for k, fn := range fns {
+			dst = append(dst, keys[k]...)
+			dst = fn(dst, i)
+		}
+		return append(dst, '}')
+	}), nil
 }
 
 // bindTime binds a TIME(p) column. Fluss TIME values are milliseconds of

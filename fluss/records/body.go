@@ -166,16 +166,26 @@ func (l *bodyLoader) loadArray(dt arrow.DataType) (arrow.ArrayData, error) {
 	}
 	bufs := []*memory.Buffer{valid}
 	defer func() { releaseAll(bufs) }()
-	length := int(n.length)
 
+	switch dt.(type) {
+	case *arrow.ListType, *arrow.MapType, *arrow.FixedSizeListType, *arrow.StructType:
+		return l.loadNested(dt, n, &bufs)
+	}
+	return l.loadLeaf(dt, n, &bufs)
+}
+
+// loadLeaf loads the buffers of an array without children, appending them
+// to bufs (which the caller releases).
+func (l *bodyLoader) loadLeaf(dt arrow.DataType, n fieldNode, bufs *[]*memory.Buffer) (arrow.ArrayData, error) {
+	length := int(n.length)
 	switch dt := dt.(type) {
 	case *arrow.BooleanType:
 		b, err := l.nextBuffer((n.length + 7) / 8)
 		if err != nil {
 			return nil, err
 		}
-		bufs = append(bufs, b)
-		return array.NewData(dt, length, bufs, nil, int(n.nullCount), 0), nil
+		*bufs = append(*bufs, b)
+		return array.NewData(dt, length, *bufs, nil, int(n.nullCount), 0), nil
 
 	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
 		*arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type, *arrow.Uint64Type,
@@ -190,34 +200,42 @@ func (l *bodyLoader) loadArray(dt arrow.DataType) (arrow.ArrayData, error) {
 		if err != nil {
 			return nil, err
 		}
-		bufs = append(bufs, b)
-		return array.NewData(dt, length, bufs, nil, int(n.nullCount), 0), nil
+		*bufs = append(*bufs, b)
+		return array.NewData(dt, length, *bufs, nil, int(n.nullCount), 0), nil
 
 	case *arrow.BinaryType, *arrow.StringType:
 		offs, end, err := l.offsets(n.length)
 		if err != nil {
 			return nil, err
 		}
-		bufs = append(bufs, offs)
+		*bufs = append(*bufs, offs)
 		data, err := l.nextBuffer(end)
 		if err != nil {
 			return nil, err
 		}
-		bufs = append(bufs, data)
-		return array.NewData(dt, length, bufs, nil, int(n.nullCount), 0), nil
+		*bufs = append(*bufs, data)
+		return array.NewData(dt, length, *bufs, nil, int(n.nullCount), 0), nil
+	}
+	return nil, l.errf("Arrow type %s is not supported in Fluss log batches", dt)
+}
 
+// loadNested loads a list, map, fixed-size list or struct array and its
+// children, appending its buffers to bufs (which the caller releases).
+func (l *bodyLoader) loadNested(dt arrow.DataType, n fieldNode, bufs *[]*memory.Buffer) (arrow.ArrayData, error) {
+	length := int(n.length)
+	switch dt := dt.(type) {
 	case *arrow.ListType, *arrow.MapType:
 		offs, end, err := l.offsets(n.length)
 		if err != nil {
 			return nil, err
 		}
-		bufs = append(bufs, offs)
+		*bufs = append(*bufs, offs)
 		child, err := l.loadChild(dt.(arrow.ListLikeType).Elem(), end)
 		if err != nil {
 			return nil, err
 		}
 		defer child.Release()
-		return array.NewData(dt, length, bufs, []arrow.ArrayData{child}, int(n.nullCount), 0), nil
+		return array.NewData(dt, length, *bufs, []arrow.ArrayData{child}, int(n.nullCount), 0), nil
 
 	case *arrow.FixedSizeListType:
 		child, err := l.loadChild(dt.Elem(), n.length*int64(dt.Len()))
@@ -225,7 +243,7 @@ func (l *bodyLoader) loadArray(dt arrow.DataType) (arrow.ArrayData, error) {
 			return nil, err
 		}
 		defer child.Release()
-		return array.NewData(dt, length, bufs, []arrow.ArrayData{child}, int(n.nullCount), 0), nil
+		return array.NewData(dt, length, *bufs, []arrow.ArrayData{child}, int(n.nullCount), 0), nil
 
 	case *arrow.StructType:
 		children := make([]arrow.ArrayData, 0, dt.NumFields())
@@ -241,7 +259,7 @@ func (l *bodyLoader) loadArray(dt arrow.DataType) (arrow.ArrayData, error) {
 			}
 			children = append(children, c)
 		}
-		return array.NewData(dt, length, bufs, children, int(n.nullCount), 0), nil
+		return array.NewData(dt, length, *bufs, children, int(n.nullCount), 0), nil
 	}
 	return nil, l.errf("Arrow type %s is not supported in Fluss log batches", dt)
 }

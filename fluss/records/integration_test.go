@@ -22,9 +22,9 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
-	"github.com/fluss-iggy/fluss-iggy/fluss/wire"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 

@@ -268,41 +268,53 @@ func compactedWriter(dt arrow.DataType) (valueWriter, error) {
 			return append(appendUvarint32(dst, uint32(len(v))), v...)
 		}, nil
 	case *arrow.Decimal128Type:
-		if dt.Precision <= 18 {
-			return func(dst []byte, a arrow.Array, i int) []byte {
-				return binary.AppendUvarint(dst, uint64(a.(*array.Decimal128).Value(i).LowBits()))
-			}, nil
-		}
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			v := twosComplementBE(a.(*array.Decimal128).Value(i))
-			return append(appendUvarint32(dst, uint32(len(v))), v...)
-		}, nil
+		return compactedDecimalWriter(dt), nil
 	case *arrow.TimestampType:
-		switch dt.Unit {
-		case arrow.Second:
-			return func(dst []byte, a arrow.Array, i int) []byte {
-				return binary.AppendUvarint(dst, uint64(int64(a.(*array.Timestamp).Value(i))*1000))
-			}, nil
-		case arrow.Millisecond:
-			return func(dst []byte, a arrow.Array, i int) []byte {
-				return binary.AppendUvarint(dst, uint64(a.(*array.Timestamp).Value(i)))
-			}, nil
-		default:
-			perMilli := int64(1000)
-			nanoMul := int64(1000)
-			if dt.Unit == arrow.Nanosecond {
-				perMilli, nanoMul = 1000000, 1
-			}
-			return func(dst []byte, a arrow.Array, i int) []byte {
-				v := int64(a.(*array.Timestamp).Value(i))
-				ms := floorDiv(v, perMilli)
-				nanos := (v - ms*perMilli) * nanoMul
-				dst = binary.AppendUvarint(dst, uint64(ms))
-				return appendUvarint32(dst, uint32(nanos))
-			}, nil
-		}
+		return compactedTimestampWriter(dt), nil
 	}
 	return nil, fmt.Errorf("the Arrow type %s has no KV (CompactedRow) encoding here", dt)
+}
+
+// compactedDecimalWriter encodes DECIMAL: compact (precision <= 18) as the
+// unscaled long, else as the big-endian two's complement bytes.
+func compactedDecimalWriter(dt *arrow.Decimal128Type) valueWriter {
+	if dt.Precision <= 18 {
+		return func(dst []byte, a arrow.Array, i int) []byte {
+			return binary.AppendUvarint(dst, uint64(a.(*array.Decimal128).Value(i).LowBits()))
+		}
+	}
+	return func(dst []byte, a arrow.Array, i int) []byte {
+		v := twosComplementBE(a.(*array.Decimal128).Value(i))
+		return append(appendUvarint32(dst, uint32(len(v))), v...)
+	}
+}
+
+// compactedTimestampWriter encodes TIMESTAMP: milliseconds, plus the
+// nanoseconds within the millisecond for precisions above 3.
+func compactedTimestampWriter(dt *arrow.TimestampType) valueWriter {
+	switch dt.Unit {
+	case arrow.Second:
+		return func(dst []byte, a arrow.Array, i int) []byte {
+			return binary.AppendUvarint(dst, uint64(int64(a.(*array.Timestamp).Value(i))*1000))
+		}
+	case arrow.Millisecond:
+		return func(dst []byte, a arrow.Array, i int) []byte {
+			return binary.AppendUvarint(dst, uint64(a.(*array.Timestamp).Value(i)))
+		}
+	default:
+		perMilli := int64(1000)
+		nanoMul := int64(1000)
+		if dt.Unit == arrow.Nanosecond {
+			perMilli, nanoMul = 1000000, 1
+		}
+		return func(dst []byte, a arrow.Array, i int) []byte {
+			v := int64(a.(*array.Timestamp).Value(i))
+			ms := floorDiv(v, perMilli)
+			nanos := (v - ms*perMilli) * nanoMul
+			dst = binary.AppendUvarint(dst, uint64(ms))
+			return appendUvarint32(dst, uint32(nanos))
+		}
+	}
 }
 
 func floorDiv(a, b int64) int64 {

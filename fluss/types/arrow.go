@@ -141,6 +141,16 @@ func arrowType(t DataType, depth int) (arrow.DataType, error) {
 			return nil, fmt.Errorf("%s precision %d out of range", t.Kind, t.Precision)
 		}
 		return &arrow.TimestampType{Unit: timeUnitForPrecision(t.Precision)}, nil
+	case KindArray, KindMap, KindRow:
+		return arrowNestedType(t, depth)
+	default:
+		return nil, fmt.Errorf("no Arrow type for type kind %d", int(t.Kind))
+	}
+}
+
+// arrowNestedType is arrowType of ARRAY, MAP and ROW.
+func arrowNestedType(t DataType, depth int) (arrow.DataType, error) {
+	switch t.Kind {
 	case KindArray:
 		if t.Elem == nil {
 			return nil, fmt.Errorf("ARRAY without element type")
@@ -178,7 +188,6 @@ func arrowType(t DataType, depth int) (arrow.DataType, error) {
 			fields[i] = arrow.Field{Name: f.Name, Type: ft, Nullable: f.Type.Nullable}
 		}
 		return arrow.StructOf(fields...), nil
-	default:
-		return nil, fmt.Errorf("no Arrow type for type kind %d", int(t.Kind))
 	}
+	return nil, fmt.Errorf("no Arrow type for type kind %d", int(t.Kind))
 }

@@ -286,165 +286,9 @@ func (p *typeParser) parseType(depth int) (DataType, error) {
 	}
 	word := strings.ToUpper(p.tok.text)
 	p.next()
-	var t DataType
-	switch word {
-	case "BOOLEAN", "BOOL":
-		t = Boolean()
-	case "TINYINT":
-		t = TinyInt()
-	case "SMALLINT":
-		t = SmallInt()
-	case "INT", "INTEGER":
-		t = Int()
-	case "BIGINT":
-		t = BigInt()
-	case "FLOAT":
-		t = Float()
-	case "DOUBLE":
-		t = Double()
-		if p.isKeyword("PRECISION") {
-			p.next()
-		}
-	case "STRING":
-		t = String()
-	case "BYTES":
-		t = Bytes()
-	case "DATE":
-		t = Date()
-	case "DECIMAL", "DEC", "NUMERIC":
-		ps, err := p.optParams(2)
-		if err != nil {
-			return DataType{}, fmt.Errorf("DECIMAL: %w", err)
-		}
-		t = Decimal(DefaultDecimalPrecision, DefaultDecimalScale)
-		if len(ps) > 0 {
-			t.Precision = ps[0]
-			t.Scale = 0
-		}
-		if len(ps) > 1 {
-			t.Scale = ps[1]
-		}
-	case "CHAR", "BINARY":
-		ps, err := p.optParams(1)
-		if err != nil {
-			return DataType{}, fmt.Errorf("%s: %w", word, err)
-		}
-		n := DefaultLength
-		if len(ps) > 0 {
-			n = ps[0]
-		}
-		if word == "CHAR" {
-			t = Char(n)
-		} else {
-			t = Binary(n)
-		}
-	case "TIME", "TIME_WITHOUT_TIME_ZONE":
-		ps, err := p.optParams(1)
-		if err != nil {
-			return DataType{}, fmt.Errorf("TIME: %w", err)
-		}
-		t = Time(DefaultTimePrecision)
-		if len(ps) > 0 {
-			t.Precision = ps[0]
-		}
-		if word == "TIME" && p.isKeyword("WITHOUT") {
-			if err := p.timeZoneSuffix(false); err != nil {
-				return DataType{}, fmt.Errorf("TIME: %w", err)
-			}
-		}
-	case "TIMESTAMP", "TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_LTZ", "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
-		ps, err := p.optParams(1)
-		if err != nil {
-			return DataType{}, fmt.Errorf("%s: %w", word, err)
-		}
-		prec := DefaultTimestampPrecision
-		if len(ps) > 0 {
-			prec = ps[0]
-		}
-		t = Timestamp(prec)
-		switch word {
-		case "TIMESTAMP_LTZ", "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
-			t = TimestampLTZ(prec)
-		case "TIMESTAMP":
-			if p.isKeyword("WITHOUT") {
-				if err := p.timeZoneSuffix(false); err != nil {
-					return DataType{}, fmt.Errorf("TIMESTAMP: %w", err)
-				}
-			} else if p.isKeyword("WITH") {
-				if err := p.timeZoneSuffix(true); err != nil {
-					return DataType{}, fmt.Errorf("TIMESTAMP: %w", err)
-				}
-				t = TimestampLTZ(prec)
-			}
-		}
-	case "ARRAY":
-		if err := p.expect(tokLT); err != nil {
-			return DataType{}, fmt.Errorf("ARRAY: %w", err)
-		}
-		e, err := p.parseType(depth + 1)
-		if err != nil {
-			return DataType{}, fmt.Errorf("ARRAY element: %w", err)
-		}
-		if err := p.expect(tokGT); err != nil {
-			return DataType{}, fmt.Errorf("ARRAY: %w", err)
-		}
-		t = ArrayOf(e)
-	case "MAP":
-		if err := p.expect(tokLT); err != nil {
-			return DataType{}, fmt.Errorf("MAP: %w", err)
-		}
-		k, err := p.parseType(depth + 1)
-		if err != nil {
-			return DataType{}, fmt.Errorf("MAP key: %w", err)
-		}
-		if err := p.expect(tokComma); err != nil {
-			return DataType{}, fmt.Errorf("MAP: %w", err)
-		}
-		v, err := p.parseType(depth + 1)
-		if err != nil {
-			return DataType{}, fmt.Errorf("MAP value: %w", err)
-		}
-		if err := p.expect(tokGT); err != nil {
-			return DataType{}, fmt.Errorf("MAP: %w", err)
-		}
-		t = MapOf(k, v)
-	case "ROW":
-		var closing tokKind
-		switch p.tok.kind {
-		case tokLT:
-			closing = tokGT
-		case tokLParen:
-			closing = tokRParen
-		default:
-			return DataType{}, fmt.Errorf("ROW: expected '<' or '(', got %s", p.tok)
-		}
-		p.next()
-		t = RowOf()
-		t.Fields = []Field{}
-		for p.tok.kind != closing {
-			if len(t.Fields) > 0 {
-				if err := p.expect(tokComma); err != nil {
-					return DataType{}, fmt.Errorf("ROW: %w", err)
-				}
-			}
-			name, err := p.ident()
-			if err != nil {
-				return DataType{}, fmt.Errorf("ROW field %d: %w", len(t.Fields)+1, err)
-			}
-			ft, err := p.parseType(depth + 1)
-			if err != nil {
-				return DataType{}, fmt.Errorf("ROW field %q: %w", name, err)
-			}
-			f := Field{Name: name, Type: ft, ID: int32(len(t.Fields))}
-			if p.tok.kind == tokString {
-				f.Description = p.tok.text
-				p.next()
-			}
-			t.Fields = append(t.Fields, f)
-		}
-		p.next()
-	default:
-		return DataType{}, fmt.Errorf("unknown type %q", word)
+	t, err := p.parseTypeName(word, depth)
+	if err != nil {
+		return DataType{}, err
 	}
 	switch {
 	case p.isKeyword("NOT"):
@@ -456,6 +300,202 @@ func (p *typeParser) parseType(depth int) (DataType, error) {
 	case p.isKeyword("NULL"):
 		p.next()
 	}
+	return t, nil
+}
+
+// parseTypeName parses what follows the type name word (already consumed):
+// parameters, time zone suffixes, nested types.
+func (p *typeParser) parseTypeName(word string, depth int) (DataType, error) {
+	switch word {
+	case "BOOLEAN", "BOOL":
+		return Boolean(), nil
+	case "TINYINT":
+		return TinyInt(), nil
+	case "SMALLINT":
+		return SmallInt(), nil
+	case "INT", "INTEGER":
+		return Int(), nil
+	case "BIGINT":
+		return BigInt(), nil
+	case "FLOAT":
+		return Float(), nil
+	case "DOUBLE":
+		if p.isKeyword("PRECISION") {
+			p.next()
+		}
+		return Double(), nil
+	case "STRING":
+		return String(), nil
+	case "BYTES":
+		return Bytes(), nil
+	case "DATE":
+		return Date(), nil
+	case "DECIMAL", "DEC", "NUMERIC":
+		return p.parseDecimal()
+	case "CHAR", "BINARY":
+		return p.parseFixedLength(word)
+	case "TIME", "TIME_WITHOUT_TIME_ZONE":
+		return p.parseTime(word)
+	case "TIMESTAMP", "TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_LTZ", "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
+		return p.parseTimestamp(word)
+	case "ARRAY":
+		return p.parseArray(depth)
+	case "MAP":
+		return p.parseMap(depth)
+	case "ROW":
+		return p.parseRow(depth)
+	}
+	return DataType{}, fmt.Errorf("unknown type %q", word)
+}
+
+func (p *typeParser) parseDecimal() (DataType, error) {
+	ps, err := p.optParams(2)
+	if err != nil {
+		return DataType{}, fmt.Errorf("DECIMAL: %w", err)
+	}
+	t := Decimal(DefaultDecimalPrecision, DefaultDecimalScale)
+	if len(ps) > 0 {
+		t.Precision = ps[0]
+		t.Scale = 0
+	}
+	if len(ps) > 1 {
+		t.Scale = ps[1]
+	}
+	return t, nil
+}
+
+// parseFixedLength parses the optional length of CHAR and BINARY.
+func (p *typeParser) parseFixedLength(word string) (DataType, error) {
+	ps, err := p.optParams(1)
+	if err != nil {
+		return DataType{}, fmt.Errorf("%s: %w", word, err)
+	}
+	n := DefaultLength
+	if len(ps) > 0 {
+		n = ps[0]
+	}
+	if word == "CHAR" {
+		return Char(n), nil
+	}
+	return Binary(n), nil
+}
+
+func (p *typeParser) parseTime(word string) (DataType, error) {
+	ps, err := p.optParams(1)
+	if err != nil {
+		return DataType{}, fmt.Errorf("TIME: %w", err)
+	}
+	t := Time(DefaultTimePrecision)
+	if len(ps) > 0 {
+		t.Precision = ps[0]
+	}
+	if word == "TIME" && p.isKeyword("WITHOUT") {
+		if err := p.timeZoneSuffix(false); err != nil {
+			return DataType{}, fmt.Errorf("TIME: %w", err)
+		}
+	}
+	return t, nil
+}
+
+func (p *typeParser) parseTimestamp(word string) (DataType, error) {
+	ps, err := p.optParams(1)
+	if err != nil {
+		return DataType{}, fmt.Errorf("%s: %w", word, err)
+	}
+	prec := DefaultTimestampPrecision
+	if len(ps) > 0 {
+		prec = ps[0]
+	}
+	t := Timestamp(prec)
+	switch word {
+	case "TIMESTAMP_LTZ", "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
+		t = TimestampLTZ(prec)
+	case "TIMESTAMP":
+		if p.isKeyword("WITHOUT") {
+			if err := p.timeZoneSuffix(false); err != nil {
+				return DataType{}, fmt.Errorf("TIMESTAMP: %w", err)
+			}
+		} else if p.isKeyword("WITH") {
+			if err := p.timeZoneSuffix(true); err != nil {
+				return DataType{}, fmt.Errorf("TIMESTAMP: %w", err)
+			}
+			t = TimestampLTZ(prec)
+		}
+	}
+	return t, nil
+}
+
+func (p *typeParser) parseArray(depth int) (DataType, error) {
+	if err := p.expect(tokLT); err != nil {
+		return DataType{}, fmt.Errorf("ARRAY: %w", err)
+	}
+	e, err := p.parseType(depth + 1)
+	if err != nil {
+		return DataType{}, fmt.Errorf("ARRAY element: %w", err)
+	}
+	if err := p.expect(tokGT); err != nil {
+		return DataType{}, fmt.Errorf("ARRAY: %w", err)
+	}
+	return ArrayOf(e), nil
+}
+
+func (p *typeParser) parseMap(depth int) (DataType, error) {
+	if err := p.expect(tokLT); err != nil {
+		return DataType{}, fmt.Errorf("MAP: %w", err)
+	}
+	k, err := p.parseType(depth + 1)
+	if err != nil {
+		return DataType{}, fmt.Errorf("MAP key: %w", err)
+	}
+	if err := p.expect(tokComma); err != nil {
+		return DataType{}, fmt.Errorf("MAP: %w", err)
+	}
+	v, err := p.parseType(depth + 1)
+	if err != nil {
+		return DataType{}, fmt.Errorf("MAP value: %w", err)
+	}
+	if err := p.expect(tokGT); err != nil {
+		return DataType{}, fmt.Errorf("MAP: %w", err)
+	}
+	return MapOf(k, v), nil
+}
+
+// parseRow parses ROW<name type ['description'], ...> (or with parentheses).
+func (p *typeParser) parseRow(depth int) (DataType, error) {
+	var closing tokKind
+	switch p.tok.kind {
+	case tokLT:
+		closing = tokGT
+	case tokLParen:
+		closing = tokRParen
+	default:
+		return DataType{}, fmt.Errorf("ROW: expected '<' or '(', got %s", p.tok)
+	}
+	p.next()
+	t := RowOf()
+	t.Fields = []Field{}
+	for p.tok.kind != closing {
+		if len(t.Fields) > 0 {
+			if err := p.expect(tokComma); err != nil {
+				return DataType{}, fmt.Errorf("ROW: %w", err)
+			}
+		}
+		name, err := p.ident()
+		if err != nil {
+			return DataType{}, fmt.Errorf("ROW field %d: %w", len(t.Fields)+1, err)
+		}
+		ft, err := p.parseType(depth + 1)
+		if err != nil {
+			return DataType{}, fmt.Errorf("ROW field %q: %w", name, err)
+		}
+		f := Field{Name: name, Type: ft, ID: int32(len(t.Fields))}
+		if p.tok.kind == tokString {
+			f.Description = p.tok.text
+			p.next()
+		}
+		t.Fields = append(t.Fields, f)
+	}
+	p.next()
 	return t, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
-	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
 
 // Connect loads the checkpoint (once), connects to the cluster, works out
@@ -172,7 +171,7 @@ func (w *worker) subscribe(ctx context.Context, plan []plannedBucket, parts []fl
 				continue // nothing (more) to read in this bucket
 			}
 		}
-		if err := w.scanner.Subscribe(ctx, pb.key.partitionID, pb.key.bucket, flussapi.StartAtOffset(pb.offset)); err != nil {
+		if err := w.scanner.Subscribe(ctx, pb.key.partitionID, pb.key.bucket, flussapi.ExactOffset(pb.offset)); err != nil {
 			return fmt.Errorf("subscribing to table %s %s: %w", in.tablePath(), pb.key, err)
 		}
 		w.produced[pb.key] = pb.offset
@@ -246,7 +245,7 @@ func (in *input) checkTable(info *flussapi.TableInfo) error {
 	}
 	if len(in.conf.columns) > 0 {
 		if _, err := info.Schema.ProjectionIndices(in.conf.columns); err != nil {
-			var uc *types.UnknownColumnError
+			var uc *flussapi.UnknownColumnError
 			if errors.As(err, &uc) {
 				return fmt.Errorf("field %s: table %s has no column %q (its columns: %s)", fiFieldColumns, path, uc.Column, strings.Join(uc.Columns, ", "))
 			}

@@ -374,7 +374,7 @@ func (w *worker) discover(ctx context.Context) error {
 			} else {
 				w.in.cp.start(k, p.Name, off)
 			}
-			if err := w.scanner.Subscribe(ctx, p.ID, k.bucket, flussapi.StartAtOffset(off)); err != nil {
+			if err := w.scanner.Subscribe(ctx, p.ID, k.bucket, flussapi.ExactOffset(off)); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}

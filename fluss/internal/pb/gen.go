@@ -2,7 +2,7 @@
 // from fluss.proto (written for this project; see the header of that file).
 //
 // It is internal: callers use the typed API of package fluss and the request
-// helpers of package fluss/wire.
+// helpers of package fluss/internal/wire.
 //
 // The generated code must be current. Regenerate with
 //

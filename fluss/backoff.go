@@ -1,14 +1,14 @@
-package wire
+package fluss
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
 )
 
-// Backoff computes retry delays: Initial * Multiplier^attempt, capped at Max,
-// with +/- Jitter (a fraction) of randomness. The zero value uses the Fluss
-// Java client's defaults: 100 ms, x2, 5 s, 0.2.
+// Backoff is the client's retry policy (see RetryBackoff): the delays
+// between retries of requests and redials, Initial * Multiplier^attempt,
+// capped at Max, with +/- Jitter (a fraction) of randomness. The zero value
+// uses the Fluss Java client's defaults: 100 ms, x2, 5 s, 0.2.
 type Backoff struct {
 	Initial    time.Duration
 	Max        time.Duration
@@ -44,19 +44,4 @@ func (b Backoff) Delay(attempt int) time.Duration {
 		d *= 1 + jitter*(2*rand.Float64()-1)
 	}
 	return time.Duration(d)
-}
-
-// Sleep waits for d or until ctx is done, returning ctx.Err() in that case.
-func Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -76,6 +76,10 @@ type Config struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Logger receives debug and warning logs; nil discards them.
 	Logger *slog.Logger
+	// RetryDelay gives the wait before retry number attempt (0-based) of a
+	// RETRIABLE_AUTHENTICATE_EXCEPTION; the client sets its default
+	// backoff policy. Nil waits 100 ms each time.
+	RetryDelay func(attempt int) time.Duration
 }
 
 func (c *Config) withDefaults() Config {

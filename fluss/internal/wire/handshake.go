@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -67,7 +68,10 @@ func (c *Conn) authenticate(ctx context.Context) error {
 		Protocol: proto.String(saslMechanismPlain),
 		Token:    PlainToken(c.cfg.SASL.Username, c.cfg.SASL.Password),
 	}
-	var bo Backoff
+	delay := c.cfg.RetryDelay
+	if delay == nil {
+		delay = func(int) time.Duration { return 100 * time.Millisecond }
+	}
 	for attempt := 0; ; attempt++ {
 		var resp pb.AuthenticateResponse
 		err := c.Call(ctx, Authenticate, req, &resp, WithVersion(0))
@@ -79,7 +83,7 @@ func (c *Conn) authenticate(ctx context.Context) error {
 		if !errors.Is(err, errcode.RetriableAuthenticate) {
 			return fmt.Errorf("sasl/plain authentication as %q: %w", c.cfg.SASL.Username, err)
 		}
-		if serr := Sleep(ctx, bo.Delay(attempt)); serr != nil {
+		if serr := Sleep(ctx, delay(attempt)); serr != nil {
 			return fmt.Errorf("sasl/plain authentication as %q: %w (last error: %v)", c.cfg.SASL.Username, serr, err)
 		}
 	}

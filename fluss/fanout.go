@@ -1,0 +1,33 @@
+package fluss
+
+import (
+	"context"
+	"sync"
+)
+
+// forEachLeader groups buckets of one table (partition) by their leader
+// tablet server and calls send once per leader, all leaders concurrently,
+// returning when every call has returned. A bucket whose leader cannot be
+// found goes to noLeader instead (called from this goroutine, before any
+// send). ListOffsets and Writer share it; each retries the buckets it keeps.
+func (c *Client) forEachLeader(ctx context.Context, info *TableInfo, partitionID int64, buckets []int32,
+	noLeader func(bucket int32, err error), send func(leader int32, buckets []int32)) {
+	byLeader := map[int32][]int32{}
+	for _, b := range buckets {
+		leader, err := c.leader(ctx, info.Bucket(partitionID, b))
+		if err != nil {
+			noLeader(b, err)
+			continue
+		}
+		byLeader[leader] = append(byLeader[leader], b)
+	}
+	var wg sync.WaitGroup
+	for leader, bs := range byLeader {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			send(leader, bs)
+		}()
+	}
+	wg.Wait()
+}

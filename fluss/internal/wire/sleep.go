@@ -1,0 +1,21 @@
+package wire
+
+import (
+	"context"
+	"time"
+)
+
+// Sleep waits for d or until ctx is done, returning ctx.Err() in that case.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,118 @@
+package fluss
+
+import (
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Defaults of the fetch settings (the Java client's).
+const (
+	DefaultFetchMaxBytes       = 16 << 20
+	DefaultFetchMaxBucketBytes = 1 << 20
+	DefaultFetchMinBytes       = 1
+	DefaultFetchMaxWait        = 500 * time.Millisecond
+)
+
+type scanConfig struct {
+	columns        []string
+	maxBytes       int32
+	maxBucketBytes int32
+	minBytes       int32
+	maxWait        time.Duration
+	mem            memory.Allocator
+	checkCRC       bool
+	pushdown       bool
+	remote         RemoteLogStorage
+	maxBuffered    int
+	onFetch        func(FetchInfo)
+}
+
+// ScanOption configures a Scanner.
+type ScanOption func(*scanConfig)
+
+// ScanColumns projects the scan to the named columns, in the given order.
+// The projection is pushed down to the servers (they send only those
+// columns) and applied locally where they cannot (remote log segments,
+// batches written before a column was added).
+func ScanColumns(names ...string) ScanOption {
+	return func(c *scanConfig) { c.columns = append([]string(nil), names...) }
+}
+
+// FetchMaxBytes bounds the records bytes of one fetch response over all its
+// buckets (default 16 MiB). A server always returns at least one whole
+// batch, even a larger one.
+func FetchMaxBytes(n int) ScanOption { return func(c *scanConfig) { c.maxBytes = clampInt32(n) } }
+
+// FetchMaxBucketBytes bounds the records bytes per bucket of one fetch
+// (default 1 MiB).
+func FetchMaxBucketBytes(n int) ScanOption {
+	return func(c *scanConfig) { c.maxBucketBytes = clampInt32(n) }
+}
+
+// FetchMinBytes makes servers hold a fetch until this many bytes are
+// available or FetchMaxWait passed (default 1: answer as soon as any data
+// is there).
+func FetchMinBytes(n int) ScanOption { return func(c *scanConfig) { c.minBytes = clampInt32(n) } }
+
+// FetchMaxWait is how long a server may hold a fetch waiting for
+// FetchMinBytes (default 500ms).
+func FetchMaxWait(d time.Duration) ScanOption { return func(c *scanConfig) { c.maxWait = d } }
+
+// ScanAllocator sets the allocator of decompressed Arrow buffers (default
+// memory.DefaultAllocator).
+func ScanAllocator(mem memory.Allocator) ScanOption { return func(c *scanConfig) { c.mem = mem } }
+
+// ScanCheckCRC turns the CRC-32C check of unprojected batches on or off
+// (default on; projected batches are never checked, the server's
+// projection invalidates the CRC).
+func ScanCheckCRC(check bool) ScanOption { return func(c *scanConfig) { c.checkCRC = check } }
+
+// ScanProjectionPushdown turns server-side projection on or off (default
+// on). Off, servers send every column and the scanner drops the others.
+func ScanProjectionPushdown(on bool) ScanOption { return func(c *scanConfig) { c.pushdown = on } }
+
+// ScanRemoteStorage sets how remote (tiered) log segments are read. The
+// default reads remote data dirs that are local paths (or file: URIs).
+func ScanRemoteStorage(r RemoteLogStorage) ScanOption { return func(c *scanConfig) { c.remote = r } }
+
+// ScanMaxBufferedFetches bounds the fetched responses per bucket that wait
+// for Poll (default 1). With 1, a bucket is fetched again while the caller
+// processes the previous response, and no further.
+func ScanMaxBufferedFetches(n int) ScanOption { return func(c *scanConfig) { c.maxBuffered = n } }
+
+// FetchInfo describes one FetchLog request of a scanner to a tablet server,
+// as reported to a ScanFetchObserver.
+type FetchInfo struct {
+	// Server is the id of the tablet server (the leader of the buckets).
+	Server int32
+	// Buckets is the number of buckets the request asked for.
+	Buckets int
+	// Duration is the time from sending the request to receiving its
+	// response (or failing). It includes the time the server held the
+	// request waiting for FetchMinBytes, up to FetchMaxWait.
+	Duration time.Duration
+	// Bytes is the size of the response body (0 when Err is set).
+	Bytes int
+	// Err is the error of the request (connection, timeout, error
+	// response), nil when a response was received. Errors of single
+	// buckets inside a response are not reported here.
+	Err error
+}
+
+// ScanFetchObserver sets a function called after every FetchLog request the
+// scanner sends to a tablet server, with its latency and outcome (requests
+// that could not be sent, because no connection could be made, are not
+// reported). It is called from the scanner's fetch goroutines, concurrently
+// for different servers: it must be safe for concurrent use and return
+// quickly.
+func ScanFetchObserver(f func(FetchInfo)) ScanOption {
+	return func(c *scanConfig) { c.onFetch = f }
+}
+
+func clampInt32(n int) int32 {
+	if n > 1<<31-1 {
+		return 1<<31 - 1
+	}
+	return int32(n)
+}
