@@ -9,6 +9,8 @@ package fluss
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
 )
 
 // Field names of the input's configuration.
@@ -67,19 +69,20 @@ const (
 	tableTypePK  = "primary_key"
 )
 
-// Metadata keys set on every message.
+// Metadata keys set on every message (their one home is internal/flussmeta,
+// which the iggy output reads them from too).
 const (
-	metaDatabase   = "fluss_database"
-	metaTable      = "fluss_table"
-	metaTableID    = "fluss_table_id"
-	metaPartition  = "fluss_partition"
-	metaPartID     = "fluss_partition_id"
-	metaBucket     = "fluss_bucket"
-	metaOffset     = "fluss_offset"
-	metaLastOffset = "fluss_last_offset"
-	metaTimestamp  = "fluss_timestamp"
-	metaChangeType = "fluss_change_type"
-	metaSchemaID   = "fluss_schema_id"
+	metaDatabase   = flussmeta.Database
+	metaTable      = flussmeta.Table
+	metaTableID    = flussmeta.TableID
+	metaPartition  = flussmeta.Partition
+	metaPartID     = flussmeta.PartitionID
+	metaBucket     = flussmeta.Bucket
+	metaOffset     = flussmeta.Offset
+	metaLastOffset = flussmeta.LastOffset
+	metaTimestamp  = flussmeta.Timestamp
+	metaChangeType = flussmeta.ChangeType
+	metaSchemaID   = flussmeta.SchemaID
 )
 
 // changeTypeColumn is the column prepended to arrow_ipc payloads of

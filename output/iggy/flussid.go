@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
 )
 
 // flussMessageID computes DeterministicIDMapping without Bloblang: the hex
@@ -16,21 +18,21 @@ import (
 // id, or the error it reports). Formatting four numbers in Bloblang costs
 // several µs per message; this costs a few map lookups.
 func flussMessageID(msg *service.Message) (id [16]byte, ok bool) {
-	table, ok := metaInt64(msg, "fluss_table_id")
+	table, ok := metaInt64(msg, flussmeta.TableID)
 	if !ok {
 		return id, false
 	}
 	part := int64(-1)
-	if v, exists := msg.MetaGetMut("fluss_partition_id"); exists && v != nil {
+	if v, exists := msg.MetaGetMut(flussmeta.PartitionID); exists && v != nil {
 		if part, ok = v.(int64); !ok {
 			return id, false
 		}
 	}
-	bucket, ok := metaInt64(msg, "fluss_bucket")
+	bucket, ok := metaInt64(msg, flussmeta.Bucket)
 	if !ok {
 		return id, false
 	}
-	offset, ok := metaInt64(msg, "fluss_offset")
+	offset, ok := metaInt64(msg, flussmeta.Offset)
 	if !ok {
 		return id, false
 	}
