@@ -48,15 +48,19 @@ log_time() {
 }
 
 # coordinator_knows_tablet ID: the CoordinatorServer has TabletServer ID in its
-# context: it logged the new-server callback for ID, or it loaded the servers
-# from ZooKeeper after ID had registered. Both need the context initialised.
+# context: it logged the new-server callback for ID, or ID had registered
+# before the coordinator finished initialising its context. A server that
+# registers while the coordinator loads the servers is in the load or gets
+# the callback, and logs neither "callback" nor a time before the start of
+# the initialisation: comparing with its end (not its start) keeps such a
+# server from being waited for until the timeout (seen once in CI, 300 s).
 coordinator_knows_tablet() {
 	local id=$1 cs="$CLUSTER_DIR/logs/coordinator.log" ts="$CLUSTER_DIR/logs/tablet-$1.log"
 	local registered init
 	grep -qF 'End initializing coordinator context' "$cs" 2>/dev/null || return 1
 	grep -qE "New tablet server callback for tablet server $id\$" "$cs" && return 0
 	registered="$(log_time "$ts" "Registered tablet server $id " last)"
-	init="$(log_time "$cs" 'Initializing coordinator context')"
+	init="$(log_time "$cs" 'End initializing coordinator context' last)"
 	[[ -n "$registered" && -n "$init" && "$registered" < "$init" ]]
 }
 
