@@ -49,7 +49,9 @@ func WriteTimeout(d time.Duration) WriteOption { return func(c *writeConfig) { c
 // WriteAllocator sets the allocator for Arrow's temporary encoding buffers.
 func WriteAllocator(mem memory.Allocator) WriteOption { return func(c *writeConfig) { c.mem = mem } }
 
-// Writer writes to one table. It is safe for concurrent use.
+// Writer writes to one table. It is safe for concurrent use. It is test and
+// benchmark support (the binary only reads): tests and benchmarks write
+// their tables with it, beside the Java tool.
 type Writer struct {
 	c      *Client
 	info   *TableInfo

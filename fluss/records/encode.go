@@ -75,7 +75,8 @@ type LogBatchOptions struct {
 	Allocator memory.Allocator
 }
 
-// EncodeLogBatch returns a magic-0 log batch holding rec, ready for a
+// EncodeLogBatch is part of the write path, test and benchmark support (the
+// binary only decodes). It returns a magic-0 log batch holding rec, ready for a
 // ProduceLog request: LE header with CRC-32C, optional change-type vector,
 // then one Arrow IPC RecordBatch message (no schema message) whose buffers
 // are compressed with opts.Compression. ZSTD uses the encoder's default

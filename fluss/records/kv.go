@@ -25,7 +25,8 @@ const (
 	KVHeaderSize = 28
 )
 
-// KVBatchBuilder builds the KV batch of a PutKv request for one bucket:
+// KVBatchBuilder is part of the write path, test and benchmark support (the
+// binary only reads). It builds the KV batch of a PutKv request for one bucket:
 // a 28-byte header with CRC-32C, then per record an int32 length, the key
 // length as unsigned LEB128, the key and the value row (nothing for a delete).
 // The zero value is not usable; call NewKVBatchBuilder.

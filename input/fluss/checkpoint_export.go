@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 // Checkpoint is the value the input stores under its checkpoint_key: the
 // table it belongs to (database, table, table id) and, in Buckets, the next

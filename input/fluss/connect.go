@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 )
 
 // Connect loads the checkpoint (once), connects to the cluster, works out
@@ -33,15 +33,15 @@ func (in *input) Connect(ctx context.Context) error {
 	return nil
 }
 
-func (in *input) clientOptions() []flussapi.Option {
-	opts := []flussapi.Option{
-		flussapi.Bootstrap(in.conf.bootstrap...),
-		flussapi.DialTimeout(in.conf.connectTimeout),
-		flussapi.RequestTimeout(in.conf.requestTimeout),
-		flussapi.ClientSoftware("fluss-iggy", "0.1.0"),
+func (in *input) clientOptions() []fluss.Option {
+	opts := []fluss.Option{
+		fluss.Bootstrap(in.conf.bootstrap...),
+		fluss.DialTimeout(in.conf.connectTimeout),
+		fluss.RequestTimeout(in.conf.requestTimeout),
+		fluss.ClientSoftware("fluss-iggy", "0.1.0"),
 	}
 	if in.conf.sasl {
-		opts = append(opts, flussapi.SASLPlain(in.conf.saslUser, in.conf.saslPassword))
+		opts = append(opts, fluss.SASLPlain(in.conf.saslUser, in.conf.saslPassword))
 	}
 	return opts
 }
@@ -54,7 +54,7 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 			return nil, err
 		}
 	}
-	client, err := flussapi.NewClient(ctx, in.clientOptions()...)
+	client, err := fluss.NewClient(ctx, in.clientOptions()...)
 	if err != nil {
 		return nil, &clientError{err: err} // it names the servers
 	}
@@ -118,16 +118,16 @@ func (in *input) loadCheckpointLocked(ctx context.Context) error {
 
 // newWorker creates the scanner, the message builder and the worker of a
 // connection.
-func (in *input) newWorker(client *flussapi.Client, info *flussapi.TableInfo) (*worker, error) {
-	var sopts []flussapi.ScanOption
+func (in *input) newWorker(client *fluss.Client, info *fluss.TableInfo) (*worker, error) {
+	var sopts []fluss.ScanOption
 	if len(in.conf.columns) > 0 {
-		sopts = append(sopts, flussapi.ScanColumns(in.conf.columns...))
+		sopts = append(sopts, fluss.ScanColumns(in.conf.columns...))
 	}
 	sopts = append(sopts,
-		flussapi.FetchMaxBytes(in.conf.fetchMaxBytes),
-		flussapi.FetchMaxBucketBytes(in.conf.fetchMaxBucketBytes),
-		flussapi.FetchMaxWait(in.conf.fetchMaxWait),
-		flussapi.ScanFetchObserver(in.metrics.observeFetch),
+		fluss.FetchMaxBytes(in.conf.fetchMaxBytes),
+		fluss.FetchMaxBucketBytes(in.conf.fetchMaxBucketBytes),
+		fluss.FetchMaxWait(in.conf.fetchMaxWait),
+		fluss.ScanFetchObserver(in.metrics.observeFetch),
 	)
 	scanner, err := client.NewScanner(info, sopts...)
 	if err != nil {
@@ -162,7 +162,7 @@ func (in *input) newWorker(client *flussapi.Client, info *flussapi.TableInfo) (*
 
 // subscribe subscribes the scanner to the planned buckets that have rows
 // left to read.
-func (w *worker) subscribe(ctx context.Context, plan []plannedBucket, parts []flussapi.PartitionInfo) error {
+func (w *worker) subscribe(ctx context.Context, plan []plannedBucket, parts []fluss.PartitionInfo) error {
 	in := w.in
 	for _, pb := range plan {
 		if in.endOffsets != nil {
@@ -171,7 +171,7 @@ func (w *worker) subscribe(ctx context.Context, plan []plannedBucket, parts []fl
 				continue // nothing (more) to read in this bucket
 			}
 		}
-		if err := w.scanner.Subscribe(ctx, pb.key.partitionID, pb.key.bucket, flussapi.ExactOffset(pb.offset)); err != nil {
+		if err := w.scanner.Subscribe(ctx, pb.key.partitionID, pb.key.bucket, fluss.ExactOffset(pb.offset)); err != nil {
 			return fmt.Errorf("subscribing to table %s %s: %w", in.tablePath(), pb.key, err)
 		}
 		w.produced[pb.key] = pb.offset
@@ -185,7 +185,7 @@ func (w *worker) subscribe(ctx context.Context, plan []plannedBucket, parts []fl
 	return nil
 }
 
-func tableKind(info *flussapi.TableInfo) string {
+func tableKind(info *fluss.TableInfo) string {
 	k := "log table"
 	if info.HasPrimaryKey() {
 		k = "primary-key table"
@@ -198,8 +198,8 @@ func tableKind(info *flussapi.TableInfo) string {
 
 // loadTable fetches the table and checks it against the configuration.
 // What cannot change by waiting is a permanentError.
-func (in *input) loadTable(ctx context.Context, client *flussapi.Client) (*flussapi.TableInfo, error) {
-	path := flussapi.NewTablePath(in.conf.database, in.conf.table)
+func (in *input) loadTable(ctx context.Context, client *fluss.Client) (*fluss.TableInfo, error) {
+	path := fluss.NewTablePath(in.conf.database, in.conf.table)
 	info, err := client.Table(ctx, path)
 	if err != nil {
 		return nil, in.missingTable(ctx, client, path, err)
@@ -213,7 +213,7 @@ func (in *input) loadTable(ctx context.Context, client *flussapi.Client) (*fluss
 // missingTable explains a failure to load the table: a missing database
 // or table stops the pipeline, or is waited for with wait_for_table;
 // anything else (the cluster is unreachable) is retried.
-func (in *input) missingTable(ctx context.Context, client *flussapi.Client, path flussapi.TablePath, err error) error {
+func (in *input) missingTable(ctx context.Context, client *fluss.Client, path fluss.TablePath, err error) error {
 	var missing error
 	if ok, derr := client.DatabaseExists(ctx, in.conf.database); derr == nil && !ok {
 		missing = fmt.Errorf("field %s: database %q does not exist", fiFieldDatabase, in.conf.database)
@@ -231,7 +231,7 @@ func (in *input) missingTable(ctx context.Context, client *flussapi.Client, path
 
 // checkTable checks a table against table_type, columns, buckets and
 // partitions.
-func (in *input) checkTable(info *flussapi.TableInfo) error {
+func (in *input) checkTable(info *fluss.TableInfo) error {
 	path := in.tablePath()
 	switch in.conf.tableType {
 	case tableTypeLog:
@@ -245,7 +245,7 @@ func (in *input) checkTable(info *flussapi.TableInfo) error {
 	}
 	if len(in.conf.columns) > 0 {
 		if _, err := info.Schema.ProjectionIndices(in.conf.columns); err != nil {
-			var uc *flussapi.UnknownColumnError
+			var uc *fluss.UnknownColumnError
 			if errors.As(err, &uc) {
 				return fmt.Errorf("field %s: table %s has no column %q (its columns: %s)", fiFieldColumns, path, uc.Column, strings.Join(uc.Columns, ", "))
 			}

@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
@@ -185,7 +185,7 @@ cache_resources:
 	}
 
 	// Every (bucket, offset) at least once; duplicates per kill bounded.
-	latest := latestOffsets(t, c, table, flussapi.NoPartition)
+	latest := latestOffsets(t, c, table, fluss.NoPartition)
 	type pos struct{ b, o int64 }
 	seen := map[pos]bool{}
 	ids := map[int64]bool{}

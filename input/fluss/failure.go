@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 )
 
@@ -66,7 +66,7 @@ func isPermanent(err error) bool {
 		return true
 	}
 	var ce *clientError
-	return errors.As(err, &ce) && !flussapi.IsRetriable(ce.err)
+	return errors.As(err, &ce) && !fluss.IsRetriable(ce.err)
 }
 
 // clientError is a failure to create the Fluss client (no bootstrap server

@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 )
 
 // unitKind says what a unit handed from the worker to ReadBatch means.
@@ -36,9 +36,9 @@ type unit struct {
 
 // connection is one connection to the cluster with its worker goroutine.
 type connection struct {
-	client  *flussapi.Client
-	info    *flussapi.TableInfo
-	scanner *flussapi.Scanner
+	client  *fluss.Client
+	info    *fluss.TableInfo
+	scanner *fluss.Scanner
 	units   chan *unit
 	ctx     context.Context // ends when the worker must stop
 	cancel  context.CancelFunc

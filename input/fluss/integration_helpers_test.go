@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/io"
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
@@ -42,12 +42,12 @@ var testDB struct {
 
 // cluster returns the bootstrap address and a client of the test cluster,
 // and makes sure the package's database exists.
-func cluster(t *testing.T) (string, *flussapi.Client) {
+func cluster(t *testing.T) (string, *fluss.Client) {
 	t.Helper()
 	boot := flusstest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := flussapi.NewClient(ctx, flussapi.Bootstrap(boot))
+	c, err := fluss.NewClient(ctx, fluss.Bootstrap(boot))
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", boot, err)
 	}
@@ -73,7 +73,7 @@ type tableSpec struct {
 
 // createTable creates a table in the test database with the Go client and
 // returns its name.
-func createTable(t *testing.T, c *flussapi.Client, prefix string, spec tableSpec) string {
+func createTable(t *testing.T, c *fluss.Client, prefix string, spec tableSpec) string {
 	t.Helper()
 	cols, err := types.ParseColumns(spec.columns)
 	if err != nil {
@@ -89,7 +89,7 @@ func createTable(t *testing.T, c *flussapi.Client, prefix string, spec tableSpec
 	for attempt := 1; ; attempt++ {
 		name := flusstest.UniqueName(prefix)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		path := flussapi.NewTablePath(testDB.name, name)
+		path := fluss.NewTablePath(testDB.name, name)
 		if err := c.CreateTable(ctx, path, desc, false); err != nil {
 			cancel()
 			t.Fatalf("creating table %s: %v", path, err)
@@ -113,13 +113,13 @@ func createTable(t *testing.T, c *flussapi.Client, prefix string, spec tableSpec
 }
 
 // waitLeaders waits until every bucket of a table has a leader.
-func waitLeaders(ctx context.Context, c *flussapi.Client, path flussapi.TablePath) error {
+func waitLeaders(ctx context.Context, c *fluss.Client, path fluss.TablePath) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	for {
 		info, err := c.RefreshTable(ctx, path)
 		if err == nil {
-			pids := []int64{flussapi.NoPartition}
+			pids := []int64{fluss.NoPartition}
 			if info.IsPartitioned() {
 				pids = nil
 				ps, perr := c.Partitions(ctx, info)
@@ -130,7 +130,7 @@ func waitLeaders(ctx context.Context, c *flussapi.Client, path flussapi.TablePat
 			}
 			for _, pid := range pids {
 				if err == nil {
-					_, err = c.ListOffsets(ctx, info, pid, nil, flussapi.LatestOffset())
+					_, err = c.ListOffsets(ctx, info, pid, nil, fluss.LatestOffset())
 				}
 			}
 			if err == nil {
@@ -423,15 +423,15 @@ func idsOf(t *testing.T, rows []row) []int64 {
 }
 
 // offsets lists the earliest and latest offsets of a table's buckets.
-func latestOffsets(t *testing.T, c *flussapi.Client, table string, partitionID int64) map[int32]int64 {
+func latestOffsets(t *testing.T, c *fluss.Client, table string, partitionID int64) map[int32]int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	info, err := c.RefreshTable(ctx, flussapi.NewTablePath(testDB.name, table))
+	info, err := c.RefreshTable(ctx, fluss.NewTablePath(testDB.name, table))
 	if err != nil {
 		t.Fatal(err)
 	}
-	offs, err := c.ListOffsets(ctx, info, partitionID, nil, flussapi.LatestOffset())
+	offs, err := c.ListOffsets(ctx, info, partitionID, nil, fluss.LatestOffset())
 	if err != nil {
 		t.Fatal(err)
 	}

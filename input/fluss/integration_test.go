@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
@@ -50,7 +50,7 @@ func TestIntegrationAllTypesJSONAndArrow(t *testing.T) {
 		runStream(t, streamRun{input: inputYAML(boot, table, "end_at: latest\npayload_format: arrow_ipc\n"), consume: col.consume(t)})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		info, err := c.Table(ctx, flussapi.NewTablePath(testDB.name, table))
+		info, err := c.Table(ctx, fluss.NewTablePath(testDB.name, table))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ var logTable struct {
 	tsBetween int64
 }
 
-func sharedLogTable(t *testing.T) (string, *flussapi.Client, string) {
+func sharedLogTable(t *testing.T) (string, *fluss.Client, string) {
 	t.Helper()
 	boot, c := cluster(t)
 	logTable.once.Do(func() {
@@ -183,7 +183,7 @@ func TestIntegrationStartModes(t *testing.T) {
 	})
 
 	t.Run("offset", func(t *testing.T) {
-		latest := latestOffsets(t, c, table, flussapi.NoPartition)
+		latest := latestOffsets(t, c, table, fluss.NoPartition)
 		var col collector
 		runStream(t, streamRun{input: inputYAML(boot, table, "end_at: latest\nstart_offset: 20\n"), consume: col.consume(t)})
 		rows := col.snapshot()
@@ -304,7 +304,7 @@ func TestIntegrationPrimaryKeyChangelog(t *testing.T) {
 		runStream(t, streamRun{input: inputYAML(boot, table, "end_at: latest\npayload_format: arrow_ipc\n"), consume: col.consume(t)})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		info, err := c.Table(ctx, flussapi.NewTablePath(testDB.name, table))
+		info, err := c.Table(ctx, fluss.NewTablePath(testDB.name, table))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +328,7 @@ func TestIntegrationPartitionDiscovery(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := c.CreatePartition(ctx, flussapi.NewTablePath(testDB.name, table), map[string]string{"p": "c"}, false); err != nil {
+		if err := c.CreatePartition(ctx, fluss.NewTablePath(testDB.name, table), map[string]string{"p": "c"}, false); err != nil {
 			t.Errorf("creating partition c: %v", err)
 			return
 		}
@@ -452,7 +452,7 @@ func TestIntegrationOutOfOrderAcks(t *testing.T) {
 	_ = acks[2](ctx, nil)
 	waitFor(t, "offset 40", func() bool { return offsetOf(readCheckpoint(t, mgr, key), kb0) == 40 })
 	v := readCheckpoint(t, mgr, key)
-	info, _ := c.Table(ctx, flussapi.NewTablePath(testDB.name, table))
+	info, _ := c.Table(ctx, fluss.NewTablePath(testDB.name, table))
 	if v.TableID != info.TableID {
 		t.Errorf("table id %d, want %d", v.TableID, info.TableID)
 	}
@@ -568,7 +568,7 @@ func TestIntegrationGracefulStopAndResume(t *testing.T) {
 func TestIntegrationStartupErrors(t *testing.T) {
 	boot, c, table := sharedLogTable(t)
 	ctx := context.Background()
-	info, err := c.Table(ctx, flussapi.NewTablePath(testDB.name, table))
+	info, err := c.Table(ctx, fluss.NewTablePath(testDB.name, table))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,8 +637,8 @@ func TestIntegrationStartupErrors(t *testing.T) {
 func TestIntegrationUnresumablePolicyReads(t *testing.T) {
 	boot, c, table := sharedLogTable(t)
 	ctx := context.Background()
-	info, _ := c.Table(ctx, flussapi.NewTablePath(testDB.name, table))
-	latest := latestOffsets(t, c, table, flussapi.NoPartition)
+	info, _ := c.Table(ctx, fluss.NewTablePath(testDB.name, table))
+	latest := latestOffsets(t, c, table, fluss.NoPartition)
 	cacheYAML, dir := fileCache(t)
 	key := "fluss_" + testDB.name + "_" + table
 	value := fmt.Sprintf(`{"version":1,"table_id":%d,"buckets":[{"bucket":0,"offset":99999},{"bucket":1,"offset":%d},{"bucket":2,"offset":%d}]}`,
@@ -736,7 +736,7 @@ func TestIntegrationMetrics(t *testing.T) {
 	boot, c := cluster(t)
 	table := createTable(t, c, "metrics", tableSpec{columns: "id BIGINT, name STRING", buckets: 2})
 	java(t, "append", table, "--rows", "100")
-	latest := latestOffsets(t, c, table, flussapi.NoPartition)
+	latest := latestOffsets(t, c, table, fluss.NoPartition)
 
 	m := &testMetrics{values: map[string]int64{}}
 	env := service.NewEnvironment()
@@ -828,7 +828,7 @@ func TestIntegrationSASL(t *testing.T) {
 	cl := flusstest.StartCluster(t, flusstest.Options{SASL: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := flussapi.NewClient(ctx, flussapi.Bootstrap(cl.Bootstrap), flussapi.SASLPlain(cl.Username, cl.Password))
+	c, err := fluss.NewClient(ctx, fluss.Bootstrap(cl.Bootstrap), fluss.SASLPlain(cl.Username, cl.Password))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -837,7 +837,7 @@ func TestIntegrationSASL(t *testing.T) {
 	if err := c.CreateDatabase(ctx, db, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	path := flussapi.NewTablePath(db, "t")
+	path := fluss.NewTablePath(db, "t")
 	schema := types.MustSchema([]types.Column{types.NewColumn("id", types.BigInt()), types.NewColumn("name", types.String())})
 	if err := c.CreateTable(ctx, path, &types.TableDescriptor{Schema: *schema, BucketCount: 1}, false); err != nil {
 		t.Fatal(err)
@@ -906,7 +906,7 @@ func TestIntegrationBatchingPolicy(t *testing.T) {
 		t.Errorf("batch sizes %v: the policy never gathered 25 rows", sizes)
 	}
 	v := readFileCheckpoint(t, dir, "fluss_"+testDB.name+"_"+table)
-	latest := latestOffsets(t, c, table, flussapi.NoPartition)
+	latest := latestOffsets(t, c, table, fluss.NoPartition)
 	for b, l := range latest {
 		if got := offsetOf(v, bucketKey{partitionID: noPartition, bucket: b}); got != l {
 			t.Errorf("bucket %d committed %d, want %d", b, got, l)

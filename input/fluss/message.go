@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 )
 
@@ -25,12 +25,12 @@ type tableMeta struct {
 // changeTypeValues holds the change types as metadata values, boxed once.
 var changeTypeValues = func() (v [5]any) {
 	for i := range v {
-		v[i] = flussapi.ChangeType(i).String()
+		v[i] = fluss.ChangeType(i).String()
 	}
 	return v
 }()
 
-func changeTypeValue(ct flussapi.ChangeType) any {
+func changeTypeValue(ct fluss.ChangeType) any {
 	if ct.Valid() {
 		return changeTypeValues[ct]
 	}
@@ -75,7 +75,7 @@ type messageBuilder struct {
 
 // newMessageBuilder prepares a builder for records of the given (projected)
 // schema.
-func newMessageBuilder(meta tableMeta, schema *flussapi.Schema, arrowSchema *arrow.Schema, arrowPayload bool) (*messageBuilder, error) {
+func newMessageBuilder(meta tableMeta, schema *fluss.Schema, arrowSchema *arrow.Schema, arrowPayload bool) (*messageBuilder, error) {
 	b := &messageBuilder{meta: meta, arrow: arrowPayload, mem: memory.DefaultAllocator,
 		dbValue: meta.database, tableValue: meta.table, tableIDValue: meta.tableID}
 	if arrowPayload {
@@ -118,7 +118,7 @@ func (b *messageBuilder) setMeta(m *service.Message, bc *batchContext) {
 
 // build returns the messages of rows [from, to) of rec, whose row i has log
 // offset firstOffset+i and change type changeTypes[i] (nil: all +A).
-func (b *messageBuilder) build(bc *batchContext, rec arrow.RecordBatch, changeTypes []flussapi.ChangeType, firstOffset int64, from, to int) (service.MessageBatch, error) {
+func (b *messageBuilder) build(bc *batchContext, rec arrow.RecordBatch, changeTypes []fluss.ChangeType, firstOffset int64, from, to int) (service.MessageBatch, error) {
 	if b.arrow {
 		m, err := b.buildArrow(bc, rec, changeTypes, firstOffset, from, to)
 		if err != nil {
@@ -164,7 +164,7 @@ func (b *messageBuilder) jsonTemplate(bc *batchContext) *service.Message {
 	return b.tmpl
 }
 
-func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, changeTypes []flussapi.ChangeType, firstOffset int64, from, to int) (service.MessageBatch, error) {
+func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, changeTypes []fluss.ChangeType, firstOffset int64, from, to int) (service.MessageBatch, error) {
 	if err := b.enc.Bind(rec); err != nil {
 		return nil, fmt.Errorf("encoding rows of %s at offset %d: %w", bc.key, firstOffset+int64(from), err)
 	}
@@ -192,7 +192,7 @@ func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, chan
 		}
 		// Every message gets both, overwriting the template's placeholders.
 		m.MetaSetMut(metaOffset, firstOffset+int64(i))
-		ct := flussapi.AppendOnly
+		ct := fluss.AppendOnly
 		if changeTypes != nil {
 			ct = changeTypes[i]
 		}
@@ -205,7 +205,7 @@ func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, chan
 	return out, nil
 }
 
-func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, changeTypes []flussapi.ChangeType, firstOffset int64, from, to int) (*service.Message, error) {
+func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, changeTypes []fluss.ChangeType, firstOffset int64, from, to int) (*service.Message, error) {
 	slice := rec
 	if from != 0 || int64(to) != rec.NumRows() {
 		slice = rec.NewSlice(int64(from), int64(to))
@@ -216,7 +216,7 @@ func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, cha
 		sb := array.NewStringBuilder(b.mem)
 		sb.Reserve(to - from)
 		for i := from; i < to; i++ {
-			ct := flussapi.AppendOnly
+			ct := fluss.AppendOnly
 			if changeTypes != nil {
 				ct = changeTypes[i]
 			}
@@ -259,9 +259,9 @@ func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, cha
 }
 
 // uniformChangeType returns the change type shared by rows [from, to).
-func uniformChangeType(cts []flussapi.ChangeType, from, to int) (flussapi.ChangeType, bool) {
+func uniformChangeType(cts []fluss.ChangeType, from, to int) (fluss.ChangeType, bool) {
 	if cts == nil {
-		return flussapi.AppendOnly, true
+		return fluss.AppendOnly, true
 	}
 	if from >= to {
 		return 0, false

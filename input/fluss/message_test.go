@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
 
@@ -99,7 +99,7 @@ func TestBuildJSONChangeTypesAndPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cts := []flussapi.ChangeType{flussapi.Insert, flussapi.UpdateBefore, flussapi.UpdateAfter, flussapi.Delete}
+	cts := []fluss.ChangeType{fluss.Insert, fluss.UpdateBefore, fluss.UpdateAfter, fluss.Delete}
 	bc := &batchContext{key: bucketKey{partitionID: 5, bucket: 0}, partition: "2026$01"}
 	msgs, err := mb.build(bc, rec, cts, 0, 0, 4)
 	if err != nil {
@@ -186,7 +186,7 @@ func TestBuildArrowIPCChangeTypeColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cts := []flussapi.ChangeType{flussapi.Insert, flussapi.UpdateBefore, flussapi.UpdateAfter}
+	cts := []fluss.ChangeType{fluss.Insert, fluss.UpdateBefore, fluss.UpdateAfter}
 	msgs, err := mb.build(&batchContext{key: kb0}, rec, cts, 0, 0, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +238,7 @@ func TestBuildJSONMetadataExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cts := []flussapi.ChangeType{flussapi.Insert, flussapi.UpdateBefore, flussapi.UpdateAfter, flussapi.Delete, flussapi.Insert, flussapi.Delete}
+		cts := []fluss.ChangeType{fluss.Insert, fluss.UpdateBefore, fluss.UpdateAfter, fluss.Delete, fluss.Insert, fluss.Delete}
 		var all []*service.Message
 		var wants []map[string]any
 		for batch := range 2 {

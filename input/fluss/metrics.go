@@ -1,11 +1,11 @@
-package fluss
+package flussinput
 
 import (
 	"strconv"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 )
 
 // Metric names.
@@ -46,7 +46,7 @@ func newInputMetrics(m *service.Metrics) *inputMetrics {
 // labelled with the tablet server's id (one series per server of the
 // cluster). Failed requests are left out: their duration is that of a
 // timeout or a broken connection, not of a fetch.
-func (m *inputMetrics) observeFetch(f flussapi.FetchInfo) {
+func (m *inputMetrics) observeFetch(f fluss.FetchInfo) {
 	if f.Err != nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 	"github.com/fluss-iggy/fluss-iggy/internal/stop"
@@ -154,7 +154,7 @@ func TestIntegrationWaitsForTable(t *testing.T) {
 	t.Cleanup(stop.Reset)
 	boot, c := cluster(t)
 	name := flusstest.UniqueName("later")
-	path := flussapi.NewTablePath(testDB.name, name)
+	path := fluss.NewTablePath(testDB.name, name)
 	logs := newLogCapture()
 	waiting := func(l string) bool { return strings.Contains(l, "waiting for it (wait_for_table: true)") }
 	var col collector

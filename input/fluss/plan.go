@@ -1,10 +1,10 @@
-package fluss
+package flussinput
 
 import (
 	"context"
 	"fmt"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 )
 
 // plannedBucket is where one bucket starts.
@@ -39,7 +39,7 @@ type part struct {
 // planBuckets decides which buckets to read and from where, applying
 // on_unresumable_offset, and records the positions in the checkpointer.
 // It also returns every partition of the table.
-func (in *input) planBuckets(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo) ([]plannedBucket, []flussapi.PartitionInfo, error) {
+func (in *input) planBuckets(ctx context.Context, client *fluss.Client, info *fluss.TableInfo) ([]plannedBucket, []fluss.PartitionInfo, error) {
 	loaded, unresumable, err := in.usableCheckpoint(info)
 	if err != nil {
 		return nil, nil, err
@@ -70,7 +70,7 @@ func (in *input) planBuckets(ctx context.Context, client *flussapi.Client, info 
 // (or the previous connection) belongs to another incarnation of the table
 // (dropped and created again under the same name). With
 // on_unresumable_offset: fail that is an error.
-func (in *input) usableCheckpoint(info *flussapi.TableInfo) (loaded map[bucketKey]int64, unresumable bool, err error) {
+func (in *input) usableCheckpoint(info *fluss.TableInfo) (loaded map[bucketKey]int64, unresumable bool, err error) {
 	loaded = map[bucketKey]int64{}
 	fail := in.conf.onUnresumable == unresumableFail
 	if !in.started && in.loaded != nil {
@@ -105,7 +105,7 @@ func (in *input) usableCheckpoint(info *flussapi.TableInfo) (loaded map[bucketKe
 // the first start, earliest for partitions that appeared since, and the
 // on_unresumable_offset policy when the positions were unusable (which are
 // then forgotten). It records the table id the positions belong to.
-func (in *input) startFor(info *flussapi.TableInfo, unresumable bool) startSpec {
+func (in *input) startFor(info *fluss.TableInfo, unresumable bool) startSpec {
 	start := startSpec{mode: in.conf.startMode, offset: in.conf.startOffset, ts: in.conf.startTimestamp}
 	if in.started {
 		start.mode = startModeEarliest
@@ -121,7 +121,7 @@ func (in *input) startFor(info *flussapi.TableInfo, unresumable bool) startSpec 
 // partsToRead returns the partitions this instance reads (one with id
 // noPartition for tables without partitions) and every partition of the
 // table, and forgets loaded positions of partitions that no longer exist.
-func (in *input) partsToRead(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo) ([]part, []flussapi.PartitionInfo, error) {
+func (in *input) partsToRead(ctx context.Context, client *fluss.Client, info *fluss.TableInfo) ([]part, []fluss.PartitionInfo, error) {
 	if !info.IsPartitioned() {
 		return []part{{id: noPartition}}, nil, nil
 	}
@@ -153,7 +153,7 @@ type partitionPlan struct {
 
 // planPartition works out where the buckets of one partition start and
 // records them in the checkpointer.
-func (in *input) planPartition(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo, p part, loaded map[bucketKey]int64, start startSpec) ([]plannedBucket, error) {
+func (in *input) planPartition(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, p part, loaded map[bucketKey]int64, start startSpec) ([]plannedBucket, error) {
 	keys := in.assign.bucketsOf(p.id, info.NumBuckets)
 	if len(keys) == 0 {
 		return nil, nil
@@ -203,16 +203,16 @@ func (in *input) knownPosition(k bucketKey, loaded map[bucketKey]int64) (int64, 
 
 // listStartOffsets asks the cluster where the buckets that start by start
 // mode (earliest, latest, timestamp) start.
-func (in *input) listStartOffsets(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo, pp *partitionPlan, start startSpec) error {
+func (in *input) listStartOffsets(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, pp *partitionPlan, start startSpec) error {
 	if len(pp.toList) == 0 {
 		return nil
 	}
-	spec := flussapi.EarliestOffset()
+	spec := fluss.EarliestOffset()
 	switch start.mode {
 	case startModeLatest:
-		spec = flussapi.LatestOffset()
+		spec = fluss.LatestOffset()
 	case startModeTimestamp:
-		spec = flussapi.OffsetAtTimestamp(start.ts)
+		spec = fluss.OffsetAtTimestamp(start.ts)
 	}
 	offs, err := client.ListOffsets(ctx, info, pp.p.id, pp.toList, spec)
 	if err != nil {
@@ -230,15 +230,15 @@ func (in *input) listStartOffsets(ctx context.Context, client *flussapi.Client, 
 
 // validatePositions checks that known positions lie within their bucket's
 // log, applying on_unresumable_offset to those that do not.
-func (in *input) validatePositions(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo, pp *partitionPlan) error {
+func (in *input) validatePositions(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, pp *partitionPlan) error {
 	if len(pp.toValidate) == 0 {
 		return nil
 	}
-	earliest, err := client.ListOffsets(ctx, info, pp.p.id, pp.toValidate, flussapi.EarliestOffset())
+	earliest, err := client.ListOffsets(ctx, info, pp.p.id, pp.toValidate, fluss.EarliestOffset())
 	if err != nil {
 		return fmt.Errorf("listing the earliest offsets of table %s%s: %w", in.tablePath(), partitionSuffix(pp.p.name), err)
 	}
-	latest, err := client.ListOffsets(ctx, info, pp.p.id, pp.toValidate, flussapi.LatestOffset())
+	latest, err := client.ListOffsets(ctx, info, pp.p.id, pp.toValidate, fluss.LatestOffset())
 	if err != nil {
 		return fmt.Errorf("listing the latest offsets of table %s%s: %w", in.tablePath(), partitionSuffix(pp.p.name), err)
 	}
@@ -286,14 +286,14 @@ func (in *input) outsideLog(pp *partitionPlan, pb *plannedBucket, lo, hi int64) 
 
 // endOffsetsOf lists the end offsets of the planned buckets (end_at:
 // latest): where the bounded run stops.
-func (in *input) endOffsetsOf(ctx context.Context, client *flussapi.Client, info *flussapi.TableInfo, plan []plannedBucket) (map[bucketKey]int64, error) {
+func (in *input) endOffsetsOf(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, plan []plannedBucket) (map[bucketKey]int64, error) {
 	ends := map[bucketKey]int64{}
 	byPart := map[int64][]int32{}
 	for _, pb := range plan {
 		byPart[pb.key.partitionID] = append(byPart[pb.key.partitionID], pb.key.bucket)
 	}
 	for pid, bs := range byPart {
-		offs, err := client.ListOffsets(ctx, info, pid, bs, flussapi.LatestOffset())
+		offs, err := client.ListOffsets(ctx, info, pid, bs, fluss.LatestOffset())
 		if err != nil {
 			return nil, fmt.Errorf("listing the end offsets of table %s: %w", in.tablePath(), err)
 		}

@@ -1,11 +1,11 @@
-// Package fluss provides the `fluss` batch input: it reads the log of an
+// Package flussinput provides the `fluss` batch input: it reads the log of an
 // Apache Fluss table (log tables, and the changelog of primary-key tables)
 // and commits the position of every acknowledged row to a Benthos cache, so
 // that a restart resumes right after the last acknowledged row.
 //
 // The package registers the input in init(); a distribution enables it
 // with a blank import.
-package fluss
+package flussinput
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"

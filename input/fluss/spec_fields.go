@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"

@@ -1,4 +1,4 @@
-package fluss
+package flussinput
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	flussapi "github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 )
 
 // worker polls the scanner of one connection, turns batches into units and
@@ -15,9 +15,9 @@ import (
 type worker struct {
 	in      *input
 	c       *connection
-	info    *flussapi.TableInfo
-	client  *flussapi.Client
-	scanner *flussapi.Scanner
+	info    *fluss.TableInfo
+	client  *fluss.Client
+	scanner *fluss.Scanner
 	builder *messageBuilder
 
 	// produced is the next offset to hand out per subscribed bucket.
@@ -124,7 +124,7 @@ func (w *worker) loop() error {
 	}
 }
 
-func releaseBatches(bs []*flussapi.ScanBatch) {
+func releaseBatches(bs []*fluss.ScanBatch) {
 	for _, b := range bs {
 		b.Release()
 	}
@@ -140,7 +140,7 @@ func (w *worker) send(ctx context.Context, u *unit) error {
 }
 
 // handleBatch turns one scanned batch into units.
-func (w *worker) handleBatch(ctx context.Context, b *flussapi.ScanBatch) error {
+func (w *worker) handleBatch(ctx context.Context, b *fluss.ScanBatch) error {
 	defer b.Release()
 	k := bucketKey{partitionID: b.Bucket.PartitionID, bucket: b.Bucket.Bucket}
 	pos, ok := w.produced[k]
@@ -227,8 +227,8 @@ func (w *worker) handlePollError(ctx context.Context, err error) error {
 		errs = j.Unwrap()
 	}
 	for _, e := range errs {
-		var oor *flussapi.OffsetOutOfRangeError
-		var be *flussapi.BucketError
+		var oor *fluss.OffsetOutOfRangeError
+		var be *fluss.BucketError
 		switch {
 		case errors.As(e, &oor):
 			if err := w.handleOutOfRange(ctx, oor); err != nil {
@@ -247,7 +247,7 @@ func (w *worker) handlePollError(ctx context.Context, err error) error {
 
 // handleOutOfRange applies on_unresumable_offset to a bucket whose read
 // position left the log (rows expired while the input was behind).
-func (w *worker) handleOutOfRange(ctx context.Context, e *flussapi.OffsetOutOfRangeError) error {
+func (w *worker) handleOutOfRange(ctx context.Context, e *fluss.OffsetOutOfRangeError) error {
 	k := bucketKey{partitionID: e.Bucket.PartitionID, bucket: e.Bucket.Bucket}
 	pos, ok := w.produced[k]
 	if !ok {
@@ -286,7 +286,7 @@ func (w *worker) handleOutOfRange(ctx context.Context, e *flussapi.OffsetOutOfRa
 
 // handleBucketError handles a bucket the scanner gave up on: a dropped
 // partition is forgotten; anything else restarts the connection.
-func (w *worker) handleBucketError(ctx context.Context, e *flussapi.BucketError) error {
+func (w *worker) handleBucketError(ctx context.Context, e *fluss.BucketError) error {
 	if w.info.IsPartitioned() && e.Bucket.PartitionID != noPartition {
 		ps, err := w.client.Partitions(ctx, w.info)
 		if err == nil {
@@ -358,7 +358,7 @@ func (w *worker) discover(ctx context.Context) error {
 		for i, k := range keys {
 			buckets[i] = k.bucket
 		}
-		offs, err := w.client.ListOffsets(ctx, w.info, p.ID, buckets, flussapi.EarliestOffset())
+		offs, err := w.client.ListOffsets(ctx, w.info, p.ID, buckets, fluss.EarliestOffset())
 		if err != nil {
 			delete(w.parts, p.ID) // try again next time
 			if ctx.Err() != nil {
@@ -374,7 +374,7 @@ func (w *worker) discover(ctx context.Context) error {
 			} else {
 				w.in.cp.start(k, p.Name, off)
 			}
-			if err := w.scanner.Subscribe(ctx, p.ID, k.bucket, flussapi.ExactOffset(off)); err != nil {
+			if err := w.scanner.Subscribe(ctx, p.ID, k.bucket, fluss.ExactOffset(off)); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
-	input "github.com/fluss-iggy/fluss-iggy/input/fluss"
+	"github.com/fluss-iggy/fluss-iggy/input/fluss"
 )
 
 const checkpointsDescription = `Reads the positions a fluss input committed to its checkpoint cache and prints one
@@ -81,7 +81,7 @@ func runCheckpoints(cc *cli.Context) error {
 	if err != nil {
 		return cli.Exit("fluss: checkpoints: "+err.Error(), 1)
 	}
-	cp, err := input.DecodeCheckpoint(key, val)
+	cp, err := flussinput.DecodeCheckpoint(key, val)
 	if err != nil {
 		return cli.Exit("fluss: checkpoints: "+err.Error(), 1)
 	}
@@ -260,7 +260,7 @@ type bucketID struct {
 // Lags pairs the buckets of a table (ranges, from BucketRanges) with the
 // positions of a checkpoint: every bucket of the table in order, then the
 // stored positions of buckets the table no longer has.
-func Lags(ranges []fluss.BucketRange, cp *input.Checkpoint) []BucketLag {
+func Lags(ranges []fluss.BucketRange, cp *flussinput.Checkpoint) []BucketLag {
 	stored := make(map[bucketID]int, len(cp.Buckets))
 	for i, b := range cp.Buckets {
 		pid := fluss.NoPartition
@@ -297,7 +297,7 @@ func ptr(v int64) *int64 { return &v }
 // (stored under key): {"partition":…,"bucket":…,"committed":…,"latest":…,"lag":…},
 // and on note the warnings about positions the input cannot resume from and
 // the total lag.
-func Checkpoints(ctx context.Context, c *fluss.Client, path fluss.TablePath, key string, cp *input.Checkpoint, w, note io.Writer) error {
+func Checkpoints(ctx context.Context, c *fluss.Client, path fluss.TablePath, key string, cp *flussinput.Checkpoint, w, note io.Writer) error {
 	info, err := c.RefreshTable(ctx, path)
 	if err != nil {
 		return err

@@ -11,12 +11,12 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/cmd/fluss-iggy/flusscmd"
 	"github.com/fluss-iggy/fluss-iggy/fluss"
-	input "github.com/fluss-iggy/fluss-iggy/input/fluss"
+	"github.com/fluss-iggy/fluss-iggy/input/fluss"
 )
 
-func decode(t *testing.T, v string) *input.Checkpoint {
+func decode(t *testing.T, v string) *flussinput.Checkpoint {
 	t.Helper()
-	cp, err := input.DecodeCheckpoint("k", []byte(v))
+	cp, err := flussinput.DecodeCheckpoint("k", []byte(v))
 	if err != nil {
 		t.Fatal(err)
 	}
