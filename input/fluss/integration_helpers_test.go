@@ -68,6 +68,7 @@ type tableSpec struct {
 	primaryKey []string
 	partition  []string
 	buckets    int32
+	bucketKeys []string // hash rows to buckets by these columns (none: the writer's sticky bucket)
 	partitions []string // partition values to create (single partition key)
 }
 
@@ -83,7 +84,7 @@ func createTable(t *testing.T, c *fluss.Client, prefix string, spec tableSpec) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc := &types.TableDescriptor{Schema: *schema, BucketCount: spec.buckets, PartitionKeys: spec.partition, Properties: map[string]string{}}
+	desc := &types.TableDescriptor{Schema: *schema, BucketCount: spec.buckets, BucketKeys: spec.bucketKeys, PartitionKeys: spec.partition, Properties: map[string]string{}}
 	// Under load the coordinator has been seen to miss a table creation
 	// (its buckets never get a leader); such a table is replaced.
 	for attempt := 1; ; attempt++ {
