@@ -19,6 +19,7 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
+	"github.com/fluss-iggy/fluss-iggy/internal/testnet"
 )
 
 func testCtx(t *testing.T, d time.Duration) context.Context {
@@ -652,22 +653,9 @@ func TestIntegrationBadBootstrap(t *testing.T) {
 	t.Logf("refused: %v (%s)", err, time.Since(start).Round(time.Millisecond))
 
 	// A server that accepts and never answers.
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		for {
-			nc, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			defer nc.Close()
-		}
-	}()
+	silent := testnet.Silent(t)
 	start = time.Now()
-	_, err = NewClient(context.Background(), Bootstrap(silent.Addr().String()), DialTimeout(500*time.Millisecond))
+	_, err = NewClient(context.Background(), Bootstrap(silent), DialTimeout(500*time.Millisecond))
 	var ce *wire.ConnError
 	if !errors.As(err, &ce) {
 		t.Fatalf("silent bootstrap: %v", err)
@@ -681,7 +669,7 @@ func TestIntegrationBadBootstrap(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start = time.Now()
-	if _, err = NewClient(ctx, Bootstrap(silent.Addr().String())); err == nil || time.Since(start) > 3*time.Second {
+	if _, err = NewClient(ctx, Bootstrap(silent)); err == nil || time.Since(start) > 3*time.Second {
 		t.Fatalf("ctx-bounded bootstrap: %v after %s", err, time.Since(start))
 	}
 

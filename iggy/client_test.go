@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/iggy"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
+	"github.com/fluss-iggy/fluss-iggy/internal/testnet"
 )
 
 var dialects = []struct {
@@ -89,23 +89,10 @@ func TestDialRefusesNewerServer(t *testing.T) {
 // TestDialNotIggy: a server that never answers, and one that answers like
 // HTTP, are named as not Iggy, within the timeout.
 func TestDialNotIggy(t *testing.T) {
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { _ = c.Close() })
-		}
-	}()
+	silent := testnet.Silent(t)
 	web := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer web.Close()
-	for _, addr := range []string{silent.Addr().String(), strings.TrimPrefix(web.URL, "http://")} {
+	for _, addr := range []string{silent, strings.TrimPrefix(web.URL, "http://")} {
 		for _, v := range []iggy.Version{iggy.VersionAuto, iggy.Version08, iggy.Version09} {
 			o := options(addr, v)
 			o.Timeout = 500 * time.Millisecond

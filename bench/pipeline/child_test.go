@@ -21,6 +21,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
+	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
 
 	_ "github.com/fluss-iggy/fluss-iggy/output/iggy"
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
@@ -162,6 +163,7 @@ func (in *poolInput) ReadBatch(context.Context) (service.MessageBatch, service.A
 		m.MetaSetMut("fluss_table_id", in.p.tableID)
 		m.MetaSetMut("fluss_bucket", int64(pm.bucket))
 		m.MetaSetMut("fluss_offset", seq) // unique, as offsets are
+		m.MetaSetMut("fluss_message_id", flussmeta.FormatMessageID(in.p.tableID, -1, pm.bucket, seq))
 		m.MetaSetMut("fluss_timestamp", pm.ts)
 		m.MetaSetMut("fluss_schema_id", pm.schemaID)
 		m.MetaSetMut("fluss_change_type", "+A")
@@ -187,7 +189,7 @@ func outputConfig(addr, stream string) string {
   partitions: 4
   partitioning: messages_key
   key: ${! @iggy_key }
-  message_id: '0x${! "%%08x%%08x%%04x%%012x".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }'
+  message_id: '${! @fluss_message_id }'
   headers:
     include_prefixes: [ fluss_ ]
   batching:
@@ -241,6 +243,7 @@ func (p *pool) headers(pm *poolMsg, offset int64) []iggcon.HeaderEntry {
 		i64("fluss_bucket", int64(pm.bucket)),
 		str("fluss_change_type", "+A"),
 		str("fluss_database", p.table.Database),
+		str("fluss_message_id", flussmeta.FormatMessageID(p.tableID, -1, pm.bucket, offset)),
 		i64("fluss_offset", offset),
 		i64("fluss_schema_id", pm.schemaID),
 		str("fluss_table", p.table.Table),

@@ -3,20 +3,19 @@ package flussinput
 import (
 	"fmt"
 	"slices"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 )
 
-// noPartition is the partition id of buckets of non-partitioned tables (the
-// same value as the client's NoPartition).
-const noPartition int64 = -1
-
-// bucketKey identifies one bucket the input reads.
+// bucketKey identifies one bucket of the table the input reads (a
+// fluss.TableBucket without the table id, which the input knows once).
 type bucketKey struct {
-	partitionID int64 // noPartition for non-partitioned tables
+	partitionID int64 // fluss.NoPartition for non-partitioned tables
 	bucket      int32
 }
 
 func (k bucketKey) String() string {
-	if k.partitionID == noPartition {
+	if k.partitionID == fluss.NoPartition {
 		return fmt.Sprintf("bucket %d", k.bucket)
 	}
 	return fmt.Sprintf("partition %d bucket %d", k.partitionID, k.bucket)

@@ -1,6 +1,10 @@
 package flussinput
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss"
+)
 
 func TestShardsSplitEveryPairOnce(t *testing.T) {
 	for _, count := range []int{1, 2, 3, 5} {
@@ -8,7 +12,7 @@ func TestShardsSplitEveryPairOnce(t *testing.T) {
 			seen := map[bucketKey]int{}
 			for idx := 0; idx < count; idx++ {
 				a := assigner{shardIndex: idx, shardCount: count}
-				for _, pid := range []int64{noPartition, 0, 1, 2, 17, 1000} {
+				for _, pid := range []int64{fluss.NoPartition, 0, 1, 2, 17, 1000} {
 					for _, k := range a.bucketsOf(pid, numBuckets) {
 						seen[k]++
 					}
@@ -30,7 +34,7 @@ func TestShardsBalanceBuckets(t *testing.T) {
 	// 4 buckets between 2 instances: 2 each in every partition.
 	for idx := 0; idx < 2; idx++ {
 		a := assigner{shardIndex: idx, shardCount: 2}
-		for _, pid := range []int64{noPartition, 3, 4} {
+		for _, pid := range []int64{fluss.NoPartition, 3, 4} {
 			if n := len(a.bucketsOf(pid, 4)); n != 2 {
 				t.Errorf("shard %d partition %d: %d buckets", idx, pid, n)
 			}
@@ -40,7 +44,7 @@ func TestShardsBalanceBuckets(t *testing.T) {
 
 func TestBucketFilter(t *testing.T) {
 	a := assigner{buckets: []int32{2, 0}}
-	got := a.bucketsOf(noPartition, 4)
+	got := a.bucketsOf(fluss.NoPartition, 4)
 	if len(got) != 2 || got[0].bucket != 0 || got[1].bucket != 2 {
 		t.Errorf("got %v", got)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
@@ -41,7 +42,7 @@ type checkpointBucket struct {
 }
 
 func (b checkpointBucket) key() bucketKey {
-	k := bucketKey{partitionID: noPartition, bucket: b.Bucket}
+	k := bucketKey{partitionID: fluss.NoPartition, bucket: b.Bucket}
 	if b.PartitionID != nil {
 		k.partitionID = *b.PartitionID
 	}
@@ -388,7 +389,7 @@ func (c *checkpointer) takeSnapshot(database, table string) (*snapshot, error) {
 			continue
 		}
 		b := checkpointBucket{Bucket: k.bucket, Offset: st.committed, Partition: st.partition}
-		if k.partitionID != noPartition {
+		if k.partitionID != fluss.NoPartition {
 			pid := k.partitionID
 			b.PartitionID = &pid
 		}

@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
-var kb0 = bucketKey{partitionID: noPartition, bucket: 0}
+var kb0 = bucketKey{partitionID: fluss.NoPartition, bucket: 0}
 
 // handOut tracks rows [start, end) as one batch, taking a slot first.
 func handOut(t *testing.T, c *checkpointer, k bucketKey, start, end int64) *entry {
@@ -89,7 +90,7 @@ func TestTrackRejectsOutOfOrderUnits(t *testing.T) {
 
 func TestBucketsAreIndependent(t *testing.T) {
 	c := newCheckpointer(10)
-	kb1 := bucketKey{partitionID: noPartition, bucket: 1}
+	kb1 := bucketKey{partitionID: fluss.NoPartition, bucket: 1}
 	c.start(kb0, "", 0)
 	c.start(kb1, "", 50)
 	a := handOut(t, c, kb0, 0, 10)
@@ -135,7 +136,7 @@ func TestSlotsReleasedWhenPersisted(t *testing.T) {
 
 func TestSlotHeldUntilAllEntriesOfAFlightArePersisted(t *testing.T) {
 	c := newCheckpointer(1)
-	kb1 := bucketKey{partitionID: noPartition, bucket: 1}
+	kb1 := bucketKey{partitionID: fluss.NoPartition, bucket: 1}
 	c.start(kb0, "", 0)
 	c.start(kb1, "", 0)
 	if err := c.acquire(context.Background(), nil); err != nil {
@@ -286,10 +287,10 @@ func TestLoadedPositionsAreKeptUntilStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := c.loadOnce(v)
-	if got[kb0] != 7 || got[bucketKey{partitionID: noPartition, bucket: 1}] != 8 {
+	if got[kb0] != 7 || got[bucketKey{partitionID: fluss.NoPartition, bucket: 1}] != 8 {
 		t.Fatalf("loaded %v", got)
 	}
-	c.pruneExtra(func(k bucketKey) bool { return k.partitionID == noPartition })
+	c.pruneExtra(func(k bucketKey) bool { return k.partitionID == fluss.NoPartition })
 	c.start(kb0, "", 10)
 	s, _ := c.takeSnapshot("d", "t")
 	var out checkpointValue

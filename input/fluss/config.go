@@ -42,6 +42,7 @@ type inputConfig struct {
 	onUnresumable  string
 	endAtLatest    bool
 	arrowPayload   bool
+	arrowCodec     string // arrow_ipc_compression: compressionNone, compressionLZ4 or compressionZstd
 
 	partitions        []string // empty: all
 	discoveryInterval time.Duration
@@ -52,6 +53,7 @@ type inputConfig struct {
 	checkpointCache string
 	checkpointKey   string
 	checkpointLimit int
+	orderByBucket   bool // ordering: bucket
 	batching        service.BatchPolicy
 
 	fetchMaxBytes       int
@@ -155,7 +157,11 @@ func (c *inputConfig) parsePosition(pc *service.ParsedConfig) error {
 	}
 	c.endAtLatest = endAt == endAtLatest
 	format, err := enumField(pc, fiFieldPayloadFormat, formatJSON, formatArrow)
+	if err != nil {
+		return err
+	}
 	c.arrowPayload = format == formatArrow
+	c.arrowCodec, err = enumField(pc, fiFieldArrowCompression, compressionNone, compressionLZ4, compressionZstd)
 	return err
 }
 
@@ -248,6 +254,11 @@ func (c *inputConfig) parseCheckpointing(pc *service.ParsedConfig) error {
 		return err
 	}
 	c.checkpointLimit = int(limit)
+	ordering, err := enumField(pc, fiFieldOrdering, orderingBucket, orderingNone)
+	if err != nil {
+		return err
+	}
+	c.orderByBucket = ordering == orderingBucket
 	if _, err := boolField(pc, fiFieldAutoReplayNacks); err != nil {
 		return err
 	}

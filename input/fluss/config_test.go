@@ -196,7 +196,7 @@ func indent(s string) string {
 }
 
 func TestSpecDocumentsMetadata(t *testing.T) {
-	for _, k := range []string{metaDatabase, metaTable, metaTableID, metaPartition, metaPartID, metaBucket, metaOffset, metaLastOffset, metaTimestamp, metaChangeType, metaSchemaID} {
+	for _, k := range []string{metaDatabase, metaTable, metaTableID, metaPartition, metaPartID, metaBucket, metaOffset, metaLastOffset, metaTimestamp, metaChangeType, metaSchemaID, metaMessageID} {
 		if !strings.Contains(specDescription, "`"+k+"`") {
 			t.Errorf("description does not list %s", k)
 		}

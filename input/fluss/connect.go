@@ -30,6 +30,7 @@ func (in *input) Connect(ctx context.Context) error {
 	}
 	in.connectFailures = 0
 	in.conn = c
+	in.gate.reconnected()
 	return nil
 }
 
@@ -140,6 +141,7 @@ func (in *input) newWorker(client *fluss.Client, info *fluss.TableInfo) (*worker
 		_ = scanner.Close()
 		return nil, err
 	}
+	builder.ipcCodec = in.conf.arrowCodec
 	c := &connection{
 		client:  client,
 		info:    info,
@@ -175,7 +177,7 @@ func (w *worker) subscribe(ctx context.Context, plan []plannedBucket, parts []fl
 			return fmt.Errorf("subscribing to table %s %s: %w", in.tablePath(), pb.key, err)
 		}
 		w.produced[pb.key] = pb.offset
-		if pb.key.partitionID != noPartition {
+		if pb.key.partitionID != fluss.NoPartition {
 			w.parts[pb.key.partitionID] = pb.partition
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,6 +65,7 @@ type input struct {
 	store   checkpointStore
 	cp      *checkpointer
 	assign  assigner
+	gate    *orderGate
 
 	mu              sync.Mutex
 	conn            *connection
@@ -100,6 +102,7 @@ func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*inpu
 		store:   checkpointStore{mgr: mgr, cache: conf.checkpointCache, key: conf.checkpointKey},
 		cp:      newCheckpointer(conf.checkpointLimit),
 		assign:  newAssigner(conf),
+		gate:    newOrderGate(conf.orderByBucket, maxHeldUnits),
 		hw:      map[bucketKey]int64{},
 	}
 	if !conf.batching.IsNoop() {
@@ -109,6 +112,10 @@ func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*inpu
 	}
 	return in, nil
 }
+
+// maxHeldUnits bounds the units (each at most one Fluss record batch) that
+// ordering: bucket keeps while their bucket has a batch in flight.
+const maxHeldUnits = 64
 
 func (in *input) tablePath() string { return in.conf.database + "." + in.conf.table }
 
@@ -145,6 +152,8 @@ func (in *input) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 		if e == nil {
 			continue
 		}
+		in.gate.taken(u.key)
+		in.gate.sealed()
 		return u.msgs, in.ackFunc([]*entry{e}), nil
 	}
 }
@@ -189,6 +198,7 @@ func (in *input) readBatched(ctx context.Context, c *connection) (service.Messag
 			if e == nil {
 				continue
 			}
+			in.gate.taken(u.key)
 			in.partial.entries = append(in.partial.entries, e)
 			for _, m := range u.msgs {
 				if in.batcher.Add(m) {
@@ -205,6 +215,7 @@ func (in *input) readBatched(ctx context.Context, c *connection) (service.Messag
 		}
 		batch, _ := in.batcher.Flush(ctx)
 		in.partial = nil
+		in.gate.sealed()
 		ack := in.ackFunc(p.entries)
 		if len(batch) == 0 {
 			// The batch processors dropped everything: done.
@@ -230,39 +241,90 @@ func (in *input) acquire(ctx context.Context, c *connection) error {
 	if !errors.Is(err, service.ErrNotConnected) || !c.finished {
 		return err
 	}
-	if len(c.units) == 0 {
+	if len(c.units) == 0 && !in.gate.pending() {
 		return service.ErrEndOfInput
 	}
 	return in.cp.acquire(ctx, nil)
 }
 
-// nextUnit returns the next unit of the connection. It returns
-// ErrEndOfInput once end_at: latest was reached and everything handed out,
-// and ErrNotConnected when the worker stopped.
+// nextUnit returns the next unit of the connection that may go into a
+// batch now (see orderGate). It returns ErrEndOfInput once end_at: latest
+// was reached and everything handed out, and ErrNotConnected when the
+// worker stopped.
 func (in *input) nextUnit(ctx context.Context, c *connection, timeout <-chan time.Time) (*unit, error) {
-	select {
-	case u := <-c.units:
-		return u, nil
-	default:
-	}
-	select {
-	case u := <-c.units:
-		return u, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-timeout:
-		return nil, errBatchPeriod
-	case <-c.done:
-		select {
-		case u := <-c.units:
+	g := in.gate
+	for {
+		if u := g.next(); u != nil {
 			return u, nil
-		default:
 		}
-		if c.finished {
+		units := c.units
+		if g.full() {
+			units = nil // wait for an ack to free a bucket
+		}
+		select {
+		case u := <-units:
+			if g.offer(u) {
+				return u, nil
+			}
+			continue
+		case <-g.ready:
+			continue
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timeout:
+			return nil, errBatchPeriod
+		case <-c.done:
+		}
+		if u, ok := in.drainUnit(c); ok {
+			if u != nil {
+				return u, nil
+			}
+			continue
+		}
+		if !c.finished {
+			return nil, service.ErrNotConnected
+		}
+		if !g.pending() {
 			return nil, service.ErrEndOfInput
 		}
-		return nil, service.ErrNotConnected
+		// end_at: latest reached with units waiting for their bucket.
+		select {
+		case <-g.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timeout:
+			return nil, errBatchPeriod
+		}
 	}
+}
+
+// drainUnit takes a unit left in the channel of a connection whose worker
+// has stopped: ok is false when there is none, u is nil when the gate kept
+// it.
+func (in *input) drainUnit(c *connection) (u *unit, ok bool) {
+	if in.gate.full() {
+		return nil, false
+	}
+	select {
+	case u := <-c.units:
+		if in.gate.offer(u) {
+			return u, true
+		}
+		return nil, true
+	default:
+		return nil, false
+	}
+}
+
+// entryBuckets lists the buckets of a batch's entries, once each.
+func entryBuckets(entries []*entry) []bucketKey {
+	keys := make([]bucketKey, 0, 1)
+	for _, e := range entries {
+		if !slices.Contains(keys, e.st.key) {
+			keys = append(keys, e.st.key)
+		}
+	}
+	return keys
 }
 
 // apply records a unit in the checkpointer. It returns the entry of a
@@ -359,6 +421,7 @@ func (in *input) ackFunc(entries []*entry) service.AckFunc {
 				in.metrics.skipped.Incr(rows)
 			}
 			in.cp.ack(entries)
+			in.gate.acked(entryBuckets(entries))
 		})
 		return nil
 	}

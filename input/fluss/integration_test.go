@@ -428,7 +428,8 @@ func TestIntegrationOutOfOrderAcks(t *testing.T) {
 	table := createTable(t, c, "acks", tableSpec{columns: "id BIGINT, name STRING", buckets: 1})
 	java(t, "append", table, "--rows", "40")
 	mgr := service.MockResources(service.MockResourcesOptAddCache("offs"))
-	in := connectInput(t, boot, table, "max_batch_rows: 10\n", mgr)
+	// ordering: none, so that four batches of the one bucket are out at once.
+	in := connectInput(t, boot, table, "max_batch_rows: 10\nordering: none\n", mgr)
 	key := "fluss_" + testDB.name + "_" + table
 	var acks []service.AckFunc
 	for i := 0; i < 4; i++ {
@@ -461,13 +462,44 @@ func TestIntegrationOutOfOrderAcks(t *testing.T) {
 	}
 }
 
+// ordering: bucket (the default) hands out the next batch of a bucket only
+// once the previous one is acknowledged, while another bucket's batch passes.
+func TestIntegrationOrderingOneBatchPerBucket(t *testing.T) {
+	boot, c := cluster(t)
+	table := createTable(t, c, "ordered", tableSpec{columns: "id BIGINT, name STRING", buckets: 2, bucketKeys: []string{"id"}})
+	java(t, "append", table, "--rows", "200")
+	mgr := service.MockResources(service.MockResourcesOptAddCache("offs"))
+	in := connectInput(t, boot, table, "max_batch_rows: 10\n", mgr)
+	first, ack1 := readOne(t, in)
+	second, ack2 := readOne(t, in)
+	b1, b2 := meta(t, first[0], metaBucket), meta(t, second[0], metaBucket)
+	if b1 == b2 {
+		t.Fatalf("two batches of bucket %v out at once", b1)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, _, err := in.ReadBatch(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a third batch with both buckets out: %v", err)
+	}
+	_ = ack2(context.Background(), nil)
+	third, ack3 := readOne(t, in)
+	if got := meta(t, third[0], metaBucket); got != b2 {
+		t.Fatalf("after the ack of bucket %v, a batch of bucket %v", b2, got)
+	}
+	if got, want := meta(t, third[0], metaOffset), meta(t, second[len(second)-1], metaOffset).(int64)+1; got != want {
+		t.Fatalf("bucket %v continues at offset %v, want %d", b2, got, want)
+	}
+	_ = ack1(context.Background(), nil)
+	_ = ack3(context.Background(), nil)
+}
+
 // checkpoint_limit pauses reading until positions are written.
 func TestIntegrationCheckpointLimitBackPressure(t *testing.T) {
 	boot, c := cluster(t)
 	table := createTable(t, c, "limit", tableSpec{columns: "id BIGINT, name STRING", buckets: 1})
 	java(t, "append", table, "--rows", "30")
 	mgr := service.MockResources(service.MockResourcesOptAddCache("offs"))
-	in := connectInput(t, boot, table, "max_batch_rows: 10\ncheckpoint_limit: 2\n", mgr)
+	in := connectInput(t, boot, table, "max_batch_rows: 10\ncheckpoint_limit: 2\nordering: none\n", mgr)
 	_, ack1 := readOne(t, in)
 	_, ack2 := readOne(t, in)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -555,7 +587,7 @@ func TestIntegrationGracefulStopAndResume(t *testing.T) {
 				n++
 			}
 		}
-		if got := offsetOf(v, bucketKey{partitionID: noPartition, bucket: int32(b)}); got != n {
+		if got := offsetOf(v, bucketKey{partitionID: fluss.NoPartition, bucket: int32(b)}); got != n {
 			t.Errorf("bucket %d: committed %d after delivering %d rows", b, got, n)
 		}
 	}
@@ -911,7 +943,7 @@ func TestIntegrationBatchingPolicy(t *testing.T) {
 	v := readFileCheckpoint(t, dir, "fluss_"+testDB.name+"_"+table)
 	latest := latestOffsets(t, c, table, fluss.NoPartition)
 	for b, l := range latest {
-		if got := offsetOf(v, bucketKey{partitionID: noPartition, bucket: b}); got != l {
+		if got := offsetOf(v, bucketKey{partitionID: fluss.NoPartition, bucket: b}); got != l {
 			t.Errorf("bucket %d committed %d, want %d", b, got, l)
 		}
 	}

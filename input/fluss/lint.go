@@ -85,6 +85,8 @@ var fieldChecks = map[string]func(any) error{
 	fiFieldOnUnresumable:      enumCheck(fiFieldOnUnresumable, unresumableFail, unresumableEarliest, unresumableLatest),
 	fiFieldEndAt:              enumCheck(fiFieldEndAt, endAtNone, endAtLatest),
 	fiFieldPayloadFormat:      enumCheck(fiFieldPayloadFormat, formatJSON, formatArrow),
+	fiFieldOrdering:           enumCheck(fiFieldOrdering, orderingBucket, orderingNone),
+	fiFieldArrowCompression:   enumCheck(fiFieldArrowCompression, compressionNone, compressionLZ4, compressionZstd),
 	fiFieldPartitions:         onStrings(func(l []string) error { return checkNames(fiFieldPartitions, "partition", l) }),
 	fiFieldDiscoveryInterval:  durationCheck(fiFieldDiscoveryInterval, true),
 	fiFieldBuckets:            onList(func(l []any) error { _, err := checkBuckets(l); return err }),

@@ -135,6 +135,8 @@ func badConfigs() []lintCase {
 		{[]string{"payload_format: avro"}, "payload_format", `field payload_format: "avro" is not one of: json, arrow_ipc`},
 		{[]string{"on_unresumable_offset: skip"}, "on_unresumable_offset", `field on_unresumable_offset: "skip" is not one of: fail, earliest, latest`},
 		{[]string{"end_at: tomorrow"}, "end_at", `field end_at: "tomorrow" is not one of: none, latest`},
+		{[]string{"ordering: strict"}, "ordering", `field ordering: "strict" is not one of: bucket, none`},
+		{[]string{"arrow_ipc_compression: gzip"}, "arrow_ipc_compression", `field arrow_ipc_compression: "gzip" is not one of: none, lz4, zstd`},
 		{[]string{"table_type: view"}, "table_type", `field table_type: "view" is not one of: log, primary_key`},
 		{[]string{"sasl: { mechanism: SCRAM, username: u, password: p }"}, "sasl", `field sasl.mechanism: "SCRAM" is not one of: PLAIN`},
 		{[]string{"sasl: { username: '', password: p }"}, "sasl", `field sasl.username: must not be empty`},
@@ -186,6 +188,7 @@ var goodConfigs = [][]string{
 	{"buckets: [ 0, 2 ]", "checkpoint_key: mine", "fetch_max_bytes_per_bucket: 65536"},
 	{"sasl: { mechanism: plain, username: u, password: p }", "connect_timeout: 1s", "partition_discovery_interval: 0s", "fetch_max_wait: 0s"},
 	{"wait_for_table: true", "auto_replay_nacks: false", "checkpoint_limit: 1e3"},
+	{"ordering: none", "payload_format: arrow_ipc", "arrow_ipc_compression: zstd"},
 }
 
 // Every config `run` would refuse for the input's own reasons fails

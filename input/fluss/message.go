@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
+	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
 )
 
 // tableMeta is the metadata shared by every message of a table.
@@ -70,6 +71,7 @@ type messageBuilder struct {
 	ipcSchema   *arrow.Schema // with _change_type for primary-key tables
 	ipcHint     int           // bytes per row of the last message
 	ipcOverhead int           // a guess of the schema and framing bytes
+	ipcCodec    string        // arrow_ipc_compression
 	mem         memory.Allocator
 }
 
@@ -107,13 +109,18 @@ func (b *messageBuilder) setMeta(m *service.Message, bc *batchContext) {
 	m.MetaSetMut(metaDatabase, b.dbValue)
 	m.MetaSetMut(metaTable, b.tableValue)
 	m.MetaSetMut(metaTableID, b.tableIDValue)
-	if bc.key.partitionID != noPartition {
+	if bc.key.partitionID != fluss.NoPartition {
 		m.MetaSetMut(metaPartition, v[0])
 		m.MetaSetMut(metaPartID, v[1])
 	}
 	m.MetaSetMut(metaBucket, v[2])
 	m.MetaSetMut(metaTimestamp, v[3])
 	m.MetaSetMut(metaSchemaID, v[4])
+}
+
+// messageID is the fluss_message_id of the record at offset of bc's bucket.
+func (b *messageBuilder) messageID(bc *batchContext, offset int64) string {
+	return flussmeta.FormatMessageID(b.meta.tableID, bc.key.partitionID, bc.key.bucket, offset)
 }
 
 // build returns the messages of rows [from, to) of rec, whose row i has log
@@ -147,8 +154,8 @@ const smallMetaKeys = 8
 // more: the clone is then a small map that is full, and Go grows a full
 // small map on any assignment, even one to an existing key.
 func (b *messageBuilder) jsonTemplate(bc *batchContext) *service.Message {
-	keys := 6 + 2 // database, table, table id, bucket, timestamp, schema id; offset, change type
-	if bc.key.partitionID != noPartition {
+	keys := 6 + 3 // database, table, table id, bucket, timestamp, schema id; offset, message id, change type
+	if bc.key.partitionID != fluss.NoPartition {
 		keys += 2 // partition, partition id
 	}
 	if keys <= smallMetaKeys {
@@ -158,6 +165,7 @@ func (b *messageBuilder) jsonTemplate(bc *batchContext) *service.Message {
 		t := service.NewMessage(nil)
 		b.setMeta(t, bc)
 		t.MetaSetMut(metaOffset, nil)
+		t.MetaSetMut(metaMessageID, nil)
 		t.MetaSetMut(metaChangeType, nil)
 		b.tmpl, b.tmplBC = t, bc
 	}
@@ -190,8 +198,9 @@ func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, chan
 			m = service.NewMessage(payload)
 			b.setMeta(m, bc)
 		}
-		// Every message gets both, overwriting the template's placeholders.
+		// Every message gets these, overwriting the template's placeholders.
 		m.MetaSetMut(metaOffset, firstOffset+int64(i))
+		m.MetaSetMut(metaMessageID, b.messageID(bc, firstOffset+int64(i)))
 		ct := fluss.AppendOnly
 		if changeTypes != nil {
 			ct = changeTypes[i]
@@ -235,7 +244,7 @@ func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, cha
 	// that the stream is written once and handed over without a copy.
 	rows := to - from
 	buf := bytes.NewBuffer(make([]byte, 0, b.ipcHint*rows+b.ipcOverhead+512))
-	w := ipc.NewWriter(buf, ipc.WithSchema(b.ipcSchema), ipc.WithAllocator(b.mem))
+	w := ipc.NewWriter(buf, b.ipcOptions()...)
 	if err := w.Write(out); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("writing Arrow IPC of %s at offset %d: %w", bc.key, firstOffset+int64(from), err)
@@ -251,11 +260,24 @@ func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, cha
 	m := service.NewMessage(data)
 	b.setMeta(m, bc)
 	m.MetaSetMut(metaOffset, firstOffset+int64(from))
+	m.MetaSetMut(metaMessageID, b.messageID(bc, firstOffset+int64(from)))
 	m.MetaSetMut(metaLastOffset, firstOffset+int64(to-1))
 	if ct, ok := uniformChangeType(changeTypes, from, to); ok {
 		m.MetaSetMut(metaChangeType, changeTypeValue(ct))
 	}
 	return m, nil
+}
+
+// ipcOptions are the options of the Arrow IPC writer of one message.
+func (b *messageBuilder) ipcOptions() []ipc.Option {
+	opts := []ipc.Option{ipc.WithSchema(b.ipcSchema), ipc.WithAllocator(b.mem)}
+	switch b.ipcCodec {
+	case compressionLZ4:
+		opts = append(opts, ipc.WithLZ4())
+	case compressionZstd:
+		opts = append(opts, ipc.WithZstd())
+	}
+	return opts
 }
 
 // uniformChangeType returns the change type shared by rows [from, to).

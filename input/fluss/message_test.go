@@ -13,6 +13,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
+	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
 )
 
 // testRecord builds rows (id BIGINT, name STRING) with ids from..to-1.
@@ -55,7 +56,7 @@ func TestBuildJSONMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bc := &batchContext{key: bucketKey{partitionID: noPartition, bucket: 2}, schemaID: 1, timestamp: 1700000000000}
+	bc := &batchContext{key: bucketKey{partitionID: fluss.NoPartition, bucket: 2}, schemaID: 1, timestamp: 1700000000000}
 	msgs, err := mb.build(bc, rec, nil, 100, 1, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,9 @@ func TestBuildJSONMessages(t *testing.T) {
 			meta(t, m, metaTimestamp) != int64(1700000000000) || meta(t, m, metaChangeType) != "+A" ||
 			meta(t, m, metaDatabase) != "db" || meta(t, m, metaTable) != "t" {
 			t.Errorf("metadata of message %d wrong", i)
+		}
+		if got, want := meta(t, m, metaMessageID), flussmeta.FormatMessageID(9, fluss.NoPartition, 2, int64(101+i)); got != want {
+			t.Errorf("message %d: fluss_message_id %v, want %s", i, got, want)
 		}
 		if _, ok := m.MetaGetMut(metaPartition); ok {
 			t.Error("fluss_partition set on a table without partitions")
@@ -144,7 +148,7 @@ func TestBuildArrowIPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	mb.mem = mem
-	bc := &batchContext{key: bucketKey{partitionID: noPartition, bucket: 1}}
+	bc := &batchContext{key: bucketKey{partitionID: fluss.NoPartition, bucket: 1}}
 	msgs, err := mb.build(bc, rec, nil, 50, 2, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +246,7 @@ func TestBuildJSONMetadataExact(t *testing.T) {
 		var all []*service.Message
 		var wants []map[string]any
 		for batch := range 2 {
-			key := bucketKey{partitionID: noPartition, bucket: int32(batch)}
+			key := bucketKey{partitionID: fluss.NoPartition, bucket: int32(batch)}
 			if partitioned {
 				key.partitionID = int64(5 + batch)
 			}
@@ -262,6 +266,7 @@ func TestBuildJSONMetadataExact(t *testing.T) {
 						metaDatabase: "db", metaTable: "t", metaTableID: int64(9),
 						metaBucket: int64(batch), metaTimestamp: 1700000000000 + int64(batch), metaSchemaID: int64(1 + batch),
 						metaOffset: 100*int64(batch+1) + int64(row), metaChangeType: cts[row].String(),
+						metaMessageID: flussmeta.FormatMessageID(9, key.partitionID, key.bucket, 100*int64(batch+1)+int64(row)),
 					}
 					if partitioned {
 						want[metaPartition] = bc.partition
@@ -288,4 +293,37 @@ func TestBuildJSONMetadataExact(t *testing.T) {
 		wants = wants[1:]
 		check("after changing another message")
 	}
+}
+
+// TestBuildArrowIPCCompressed: arrow_ipc_compression lz4 and zstd give
+// smaller messages that any Arrow reader decodes to the same rows.
+func TestBuildArrowIPCCompressed(t *testing.T) {
+	s, as, rec := testRecord(t, memory.DefaultAllocator, 0, 2000)
+	defer rec.Release()
+	sizes := map[string]int{}
+	for _, codec := range []string{compressionNone, compressionLZ4, compressionZstd} {
+		mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9}, s, as, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb.ipcCodec = codec
+		bc := &batchContext{key: bucketKey{partitionID: fluss.NoPartition, bucket: 0}}
+		msgs, err := mb.build(bc, rec, nil, 0, 0, int(rec.NumRows()))
+		if err != nil {
+			t.Fatalf("%s: %v", codec, err)
+		}
+		b, _ := msgs[0].AsBytes()
+		sizes[codec] = len(b)
+		_, recs := readIPC(t, b)
+		if len(recs) != 1 || !array.RecordEqual(recs[0], rec) {
+			t.Errorf("%s: the rows read back differ", codec)
+		}
+		for _, r := range recs {
+			r.Release()
+		}
+	}
+	if sizes[compressionLZ4] >= sizes[compressionNone] || sizes[compressionZstd] >= sizes[compressionNone] {
+		t.Errorf("compressed messages are not smaller: %v", sizes)
+	}
+	t.Logf("bytes per message of 2,000 rows: %v", sizes)
 }

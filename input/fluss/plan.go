@@ -30,7 +30,7 @@ type startSpec struct {
 	ts     int64 // startModeTimestamp
 }
 
-// part is a partition to read (id noPartition for tables without).
+// part is a partition to read (id fluss.NoPartition for tables without).
 type part struct {
 	id   int64
 	name string
@@ -119,11 +119,11 @@ func (in *input) startFor(info *fluss.TableInfo, unresumable bool) startSpec {
 }
 
 // partsToRead returns the partitions this instance reads (one with id
-// noPartition for tables without partitions) and every partition of the
+// fluss.NoPartition for tables without partitions) and every partition of the
 // table, and forgets loaded positions of partitions that no longer exist.
 func (in *input) partsToRead(ctx context.Context, client *fluss.Client, info *fluss.TableInfo) ([]part, []fluss.PartitionInfo, error) {
 	if !info.IsPartitioned() {
-		return []part{{id: noPartition}}, nil, nil
+		return []part{{id: fluss.NoPartition}}, nil, nil
 	}
 	ps, err := client.Partitions(ctx, info)
 	if err != nil {

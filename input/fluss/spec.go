@@ -32,6 +32,7 @@ const (
 	fiFieldOnUnresumable      = "on_unresumable_offset"
 	fiFieldEndAt              = "end_at"
 	fiFieldPayloadFormat      = "payload_format"
+	fiFieldArrowCompression   = "arrow_ipc_compression"
 	fiFieldPartitions         = "partitions"
 	fiFieldDiscoveryInterval  = "partition_discovery_interval"
 	fiFieldBuckets            = "buckets"
@@ -41,6 +42,7 @@ const (
 	fiFieldCheckpointCache    = "checkpoint_cache"
 	fiFieldCheckpointKey      = "checkpoint_key"
 	fiFieldCheckpointLimit    = "checkpoint_limit"
+	fiFieldOrdering           = "ordering"
 	fiFieldAutoReplayNacks    = service.AutoRetryNacksToggleFieldName
 	fiFieldBatching           = "batching"
 	fiFieldFetchMaxBytes      = "fetch_max_bytes"
@@ -65,6 +67,13 @@ const (
 	formatJSON  = "json"
 	formatArrow = "arrow_ipc"
 
+	compressionNone = "none"
+	compressionLZ4  = "lz4"
+	compressionZstd = "zstd"
+
+	orderingBucket = "bucket"
+	orderingNone   = "none"
+
 	tableTypeLog = "log"
 	tableTypePK  = "primary_key"
 )
@@ -83,6 +92,7 @@ const (
 	metaTimestamp  = flussmeta.Timestamp
 	metaChangeType = flussmeta.ChangeType
 	metaSchemaID   = flussmeta.SchemaID
+	metaMessageID  = flussmeta.MessageID
 )
 
 // changeTypeColumn is the column prepended to arrow_ipc payloads of
@@ -126,10 +136,14 @@ This input adds the following metadata fields to each message (numbers are typed
 - ` + "`" + metaTimestamp + "`" + `: the commit time of the row's batch, in milliseconds since the Unix epoch.
 - ` + "`" + metaChangeType + "`" + `: the change type: ` + "`+A`" + ` (append, log tables), ` + "`+I`" + ` (insert), ` + "`-U`" + ` (update before), ` + "`+U`" + ` (update after) or ` + "`-D`" + ` (delete). For ` + "`arrow_ipc`" + ` messages it is set only when every row of the message has the same change type (always for log tables); the ` + "`" + changeTypeColumn + "`" + ` column carries it per row.
 - ` + "`" + metaSchemaID + "`" + `: the id of the table schema the row was written with.
+- ` + "`" + metaMessageID + "`" + `: an id that is the same every time the same record is read again:
+  ` + "`0x`" + ` and 32 hex digits packing the table id plus one (32 bits), the partition id plus one (32 bits, 0
+  without partitions), the bucket (16) and the offset (48; the first row's for ` + "`arrow_ipc`" + `). The ` + "`iggy`" + `
+  output takes it as ` + "`message_id: ${! @" + metaMessageID + " }`" + `, so that a record read again after a
+  restart gets the id it had.
 
 Bloblang can use them to route deletes (` + "`@fluss_change_type == \"-D\"`" + `), drop
-update-before rows, or build keys and idempotent message ids from the table id, partition id,
-bucket and offset.
+update-before rows, or build keys from the table, partition and bucket.
 
 === Delivery guarantees
 

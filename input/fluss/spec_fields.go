@@ -117,6 +117,15 @@ func positionFields() []*service.ConfigField {
 			Description("The content of the messages.").
 			Default(formatJSON).
 			LintRule(lintRule(fiFieldPayloadFormat)),
+		service.NewStringAnnotatedEnumField(fiFieldArrowCompression, map[string]string{
+			compressionNone: "Uncompressed Arrow buffers: the largest messages, the least CPU for the input and for readers.",
+			compressionLZ4:  "LZ4 frame compression of each buffer (Arrow IPC body compression): fast, smaller messages.",
+			compressionZstd: "Zstandard compression of each buffer: the smallest messages, more CPU.",
+		}).
+			Description("With `payload_format: arrow_ipc`, how the record batch's buffers are compressed (Arrow IPC body compression; pyarrow and arrow-go readers decompress transparently). Fluss's own compression is undone when batches are decoded, so without this the messages are several times larger than the table's stored batches. Ignored for `json`.").
+			Default(compressionNone).
+			Advanced().
+			LintRule(lintRule(fiFieldArrowCompression)),
 	}
 }
 
@@ -168,6 +177,13 @@ func checkpointFields() []*service.ConfigField {
 			Description("The most batches in flight at once (a whole number from 1 to 1048576), counted from when a batch is read until its acknowledged position has been written to the cache. When reached, reading pauses (back-pressure; nothing is dropped). It also bounds the rows delivered again after a crash.").
 			Default(1024).
 			LintRule(lintRule(fiFieldCheckpointLimit)),
+		service.NewStringAnnotatedEnumField(fiFieldOrdering, map[string]string{
+			orderingBucket: "At most one batch per bucket is in flight: the next batch of a bucket is handed out once the previous one is acknowledged. Rows of a bucket (and so the changes of a key of a primary-key table) reach the output in log order whatever `pipeline.threads` and the output's `max_in_flight`; batches of different buckets still go in parallel, so a table with N buckets can keep N batches busy.",
+			orderingNone:   "Batches are handed out as they are read, several per bucket at once: a little faster on append-only tables, but with `pipeline.threads` or `max_in_flight` above 1 the rows of a bucket can reach the output out of order.",
+		}).
+			Description("Whether the input keeps the rows of each bucket in order through a parallel pipeline.").
+			Default(orderingBucket).
+			LintRule(lintRule(fiFieldOrdering)),
 		service.NewAnyField(fiFieldAutoReplayNacks).
 			Description("`true` or `false`. Whether messages that are rejected (nacked) at the output level should be automatically replayed indefinitely, eventually resulting in back pressure if the cause of the rejections is persistent. If set to `false` these messages will instead be deleted. Disabling auto replays can greatly improve memory efficiency of high throughput streams as the original shape of the data can be discarded immediately upon consumption and mutation.").
 			Default(true).

@@ -184,7 +184,7 @@ func (w *worker) handleBatch(ctx context.Context, b *fluss.ScanBatch) error {
 		}
 	} else {
 		bc := batchContext{key: k, partition: b.Partition, schemaID: b.SchemaID, timestamp: b.CommitTimestamp}
-		if bc.partition == "" && k.partitionID != noPartition {
+		if bc.partition == "" && k.partitionID != fluss.NoPartition {
 			bc.partition = w.parts[k.partitionID]
 		}
 		chunk := w.in.conf.maxBatchRows
@@ -287,7 +287,7 @@ func (w *worker) handleOutOfRange(ctx context.Context, e *fluss.OffsetOutOfRange
 // handleBucketError handles a bucket the scanner gave up on: a dropped
 // partition is forgotten; anything else restarts the connection.
 func (w *worker) handleBucketError(ctx context.Context, e *fluss.BucketError) error {
-	if w.info.IsPartitioned() && e.Bucket.PartitionID != noPartition {
+	if w.info.IsPartitioned() && e.Bucket.PartitionID != fluss.NoPartition {
 		ps, err := w.client.Partitions(ctx, w.info)
 		if err == nil {
 			for _, p := range ps {

@@ -316,20 +316,42 @@ func (s *suite) ttl(t *testing.T) {
 	wantValue(t, c, "add-ttl", []byte("reborn"))
 }
 
+// concurrencyWorkers and concurrencyRounds size the concurrency test.
+const concurrencyWorkers, concurrencyRounds = 8, 15
+
+// concurrency runs three kinds of contention at once (disjoint keys, Adds of
+// one key, Sets of one key), then checks what each left behind.
 func (s *suite) concurrency(t *testing.T) {
 	c := s.cache(t)
 	ctx := ctxT(t)
-	const workers, rounds = 8, 15
-
 	var wg sync.WaitGroup
-	errs := make(chan error, workers*3+1)
+	errs := make(chan error, concurrencyWorkers*3+1)
+	checks := []func(*testing.T){
+		disjointWriters(ctx, c, &wg, errs),
+		contendedAdds(ctx, c, &wg, errs),
+		contendedSets(ctx, c, &wg, errs),
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		return
+	}
+	for _, check := range checks {
+		check(t)
+	}
+}
 
-	// Disjoint keys: every worker's writes are seen by its reads.
-	for w := range workers {
+// disjointWriters starts workers that each write, read back and delete keys
+// of their own; the check sees every worker's last word on each key.
+func disjointWriters(ctx context.Context, c service.Cache, wg *sync.WaitGroup, errs chan<- error) func(*testing.T) {
+	for w := range concurrencyWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := range rounds {
+			for r := range concurrencyRounds {
 				key := fmt.Sprintf("w%d/k%d", w, r)
 				val := []byte(fmt.Sprintf("w%d-r%d", w, r))
 				if err := c.Set(ctx, key, val, nil); err != nil {
@@ -350,11 +372,25 @@ func (s *suite) concurrency(t *testing.T) {
 			}
 		}()
 	}
+	return func(t *testing.T) {
+		for w := range concurrencyWorkers {
+			for r := range concurrencyRounds {
+				key := fmt.Sprintf("w%d/k%d", w, r)
+				if r%3 == 0 {
+					wantMissing(t, c, key)
+				} else {
+					wantValue(t, c, key, []byte(fmt.Sprintf("w%d-r%d", w, r)))
+				}
+			}
+		}
+	}
+}
 
-	// One key, many Adds: exactly one wins.
-	var winnersMu sync.Mutex
+// contendedAdds starts workers that Add the same key: exactly one wins.
+func contendedAdds(ctx context.Context, c service.Cache, wg *sync.WaitGroup, errs chan<- error) func(*testing.T) {
+	var mu sync.Mutex
 	var winners []string
-	for w := range workers {
+	for w := range concurrencyWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -362,26 +398,34 @@ func (s *suite) concurrency(t *testing.T) {
 			err := c.Add(ctx, "contended-add", []byte(val), nil)
 			switch {
 			case err == nil:
-				winnersMu.Lock()
+				mu.Lock()
 				winners = append(winners, val)
-				winnersMu.Unlock()
+				mu.Unlock()
 			case errors.Is(err, service.ErrKeyAlreadyExists):
 			default:
 				errs <- fmt.Errorf("contended Add: %w", err)
 			}
 		}()
 	}
+	return func(t *testing.T) {
+		if len(winners) != 1 {
+			t.Fatalf("%d concurrent Adds of one key succeeded (%v), want exactly 1", len(winners), winners)
+		}
+		wantValue(t, c, "contended-add", []byte(winners[0]))
+	}
+}
 
-	// One key, many Sets of distinct whole values: the survivor is one of them,
-	// never a mixture.
+// contendedSets starts workers that Set distinct whole values of one key:
+// the survivor is one of them, never a mixture.
+func contendedSets(ctx context.Context, c service.Cache, wg *sync.WaitGroup, errs chan<- error) func(*testing.T) {
 	written := map[string]bool{}
-	for w := range workers {
+	for w := range concurrencyWorkers {
 		val := bytes.Repeat([]byte{byte('a' + w)}, 1000+w)
 		written[string(val)] = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range rounds {
+			for range concurrencyRounds {
 				if err := c.Set(ctx, "contended-set", val, nil); err != nil {
 					errs <- fmt.Errorf("contended Set: %w", err)
 					return
@@ -389,35 +433,14 @@ func (s *suite) concurrency(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if t.Failed() {
-		return
-	}
-
-	for w := range workers {
-		for r := range rounds {
-			key := fmt.Sprintf("w%d/k%d", w, r)
-			if r%3 == 0 {
-				wantMissing(t, c, key)
-			} else {
-				wantValue(t, c, key, []byte(fmt.Sprintf("w%d-r%d", w, r)))
-			}
+	return func(t *testing.T) {
+		got, err := c.Get(ctx, "contended-set")
+		if err != nil {
+			t.Fatalf("Get(contended-set): %v", err)
 		}
-	}
-	if len(winners) != 1 {
-		t.Fatalf("%d concurrent Adds of one key succeeded (%v), want exactly 1", len(winners), winners)
-	}
-	wantValue(t, c, "contended-add", []byte(winners[0]))
-	got, err := c.Get(ctx, "contended-set")
-	if err != nil {
-		t.Fatalf("Get(contended-set): %v", err)
-	}
-	if !written[string(got)] {
-		t.Fatalf("contended Set left %d bytes that are none of the written values", len(got))
+		if !written[string(got)] {
+			t.Fatalf("contended Set left %d bytes that are none of the written values", len(got))
+		}
 	}
 }
 

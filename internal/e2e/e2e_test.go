@@ -154,6 +154,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("log_table", f.testLogTable)
 	t.Run("pk_changelog", f.testPKChangelog)
 	t.Run("log_table_sigkill", f.testSigkill)
+	t.Run("pk_ordering", f.testOrdering)
 }
 
 // runTool runs scripts/fluss-java.sh; unlike flusstest.RunJava it may run
@@ -414,7 +415,7 @@ func (f *fixture) newStream(t *testing.T, prefix string) string {
 }
 
 // startPipeline runs `fluss-iggy run -r config/resources/bbolt.yaml
-// config/<config>` with the environment pointing at the test cluster, the
+// config/<config>` (or config, when it is an absolute path) with the environment pointing at the test cluster, the
 // table, the Iggy target, the stream and the state directory.
 func (f *fixture) startPipeline(t *testing.T, config, tableName, stream, stateDir string, set ...string) *e2e.Proc {
 	env := []string{
@@ -435,7 +436,10 @@ func (f *fixture) startPipeline(t *testing.T, config, tableName, stream, stateDi
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	args = append(args, "-r", filepath.Join(f.root, "config", "resources", "bbolt.yaml"), filepath.Join(f.root, "config", config))
+	if !filepath.IsAbs(config) {
+		config = filepath.Join(f.root, "config", config)
+	}
+	args = append(args, "-r", filepath.Join(f.root, "config", "resources", "bbolt.yaml"), config)
 	p, err := e2e.Start(f.bin, env, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -610,7 +614,7 @@ func (f *fixture) checkLog(t *testing.T, msgs []e2e.Message, cuts []map[uint32]u
 	pr := newProblems()
 	res := logResult{dupsByRun: make([]int, len(cuts)+1)}
 	seen := make(map[[16]byte]bool, logRows)
-	wantHeaders := "fluss_bucket,fluss_change_type,fluss_database,fluss_offset,fluss_schema_id,fluss_table,fluss_table_id,fluss_timestamp"
+	wantHeaders := "fluss_bucket,fluss_change_type,fluss_database,fluss_message_id,fluss_offset,fluss_schema_id,fluss_table,fluss_table_id,fluss_timestamp"
 	extra := f.logExtra()
 	// Per Iggy partition and Fluss bucket, the offsets of one run arrive in order.
 	type pb struct {

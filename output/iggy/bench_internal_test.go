@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
@@ -16,8 +17,8 @@ func BenchmarkGroupBatch(b *testing.B) {
 		"static":                  "",
 		"key+id+headers":          "partitioning: messages_key\nkey: '${! @k }'\nmessage_id: '${! @id }'\nheaders: {include_prefixes: [fluss_]}",
 		"interpolated_topic+part": "partitioning: partition_id\npartition: '${! @p }'",
-		// config/fluss_to_iggy.yaml's id recipe
-		"fluss_id_recipe": "message_id: '0x${! \"%08x%08x%04x%012x\".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }'",
+		// config/fluss_to_iggy.yaml's message id
+		"fluss_message_id": "message_id: '${! @fluss_message_id }'",
 	} {
 		b.Run(name, func(b *testing.B) {
 			yaml := "username: u\npassword: p\nstream: s\ntopic: '${! @topic.or(\"t\") }'\n" + extra
@@ -42,6 +43,7 @@ func BenchmarkGroupBatch(b *testing.B) {
 				m.MetaSetMut("fluss_table", "orders")
 				m.MetaSetMut("fluss_table_id", int64(12))
 				m.MetaSetMut("fluss_bucket", int64(i%4))
+				m.MetaSetMut("fluss_message_id", flussmeta.FormatMessageID(12, -1, int32(i%4), int64(i)))
 				batch[i] = m
 			}
 			b.ReportAllocs()

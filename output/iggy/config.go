@@ -7,7 +7,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -35,7 +34,6 @@ type outputConfig struct {
 	partition    *service.InterpolatedString
 	key          *service.InterpolatedString
 	messageID    *service.InterpolatedString // nil: the server assigns ids
-	flussID      bool                        // message_id is DeterministicIDMapping (see flussMessageID)
 	headers      *service.MetadataFilter     // nil: no headers
 
 	maxInFlight int
@@ -201,9 +199,6 @@ func (c *outputConfig) parsePartitioning(conf *service.ParsedConfig) (err error)
 func (c *outputConfig) parseMessages(conf *service.ParsedConfig) (err error) {
 	if c.messageID, err = conf.FieldInterpolatedString(ioFieldMessageID); err != nil {
 		return err
-	}
-	if raw, err := conf.FieldString(ioFieldMessageID); err == nil && strings.TrimSpace(raw) == DeterministicIDMapping {
-		c.flussID = true
 	}
 	if s, static := c.messageID.Static(); static && s == "" {
 		c.messageID = nil

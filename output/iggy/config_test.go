@@ -9,6 +9,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
 	iggyoutput "github.com/fluss-iggy/fluss-iggy/output/iggy"
 )
 
@@ -167,8 +168,8 @@ func TestParseMessageID(t *testing.T) {
 	}
 }
 
-// TestDeterministicIDRecipe runs the documented recipe on fluss metadata and
-// decodes the four numbers back out of the id.
+// TestDeterministicIDRecipe runs DeterministicIDMapping on the metadata the
+// fluss input sets and decodes the four numbers back out of the id.
 func TestDeterministicIDRecipe(t *testing.T) {
 	interp, err := service.NewInterpolatedString(iggyoutput.DeterministicIDMapping)
 	if err != nil {
@@ -179,19 +180,25 @@ func TestDeterministicIDRecipe(t *testing.T) {
 		hi := binary.LittleEndian.Uint64(id[8:])
 		return hi>>32 - 1, hi&0xffffffff - 1, lo >> 48, lo & (1<<48 - 1)
 	}
+	withID := func(table, part int64, bucket int32, offset int64) *service.Message {
+		return msg("x", flussmeta.MessageID, flussmeta.FormatMessageID(table, part, bucket, offset))
+	}
 	cases := []struct {
-		meta                        []any
-		table, part, bucket, offset uint64
+		table, part            int64
+		bucket                 int32
+		offset                 int64
+		wantTable, wantPart    uint64
+		wantBucket, wantOffset uint64
 	}{
-		{[]any{"fluss_table_id", int64(7), "fluss_bucket", int32(3), "fluss_offset", int64(123456789)}, 7, ^uint64(0), 3, 123456789},
+		{7, -1, 3, 123456789, 7, ^uint64(0), 3, 123456789},
 		// The first record of the first table must not get id 0 (server-assigned).
-		{[]any{"fluss_table_id", int64(0), "fluss_bucket", int32(0), "fluss_offset", int64(0)}, 0, ^uint64(0), 0, 0},
-		{[]any{"fluss_table_id", int64(7), "fluss_partition_id", int64(0), "fluss_bucket", int32(3), "fluss_offset", int64(123456789)}, 7, 0, 3, 123456789},
-		{[]any{"fluss_table_id", int64(1<<32 - 2), "fluss_partition_id", int64(42), "fluss_bucket", int64(65535), "fluss_offset", int64(1<<48 - 1)}, 1<<32 - 2, 42, 65535, 1<<48 - 1},
+		{0, -1, 0, 0, 0, ^uint64(0), 0, 0},
+		{7, 0, 3, 123456789, 7, 0, 3, 123456789},
+		{1<<32 - 2, 42, 65535, 1<<48 - 1, 1<<32 - 2, 42, 65535, 1<<48 - 1},
 	}
 	seen := map[[16]byte]bool{}
 	for _, c := range cases {
-		s, err := interp.TryString(msg("x", c.meta...))
+		s, err := interp.TryString(withID(c.table, c.part, c.bucket, c.offset))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,24 +211,21 @@ func TestDeterministicIDRecipe(t *testing.T) {
 		}
 		seen[id] = true
 		table, part, bucket, offset := decode(id)
-		if table != c.table || part != c.part || bucket != c.bucket || offset != c.offset {
+		if table != c.wantTable || part != c.wantPart || bucket != c.wantBucket || offset != c.wantOffset {
 			t.Errorf("%s decodes to %d/%d/%d/%d", s, table, part, bucket, offset)
 		}
 	}
 	// A value that outgrows its slot is rejected, never shifted into
 	// another record's id.
-	for _, meta := range [][]any{
-		{"fluss_table_id", int64(1 << 40), "fluss_bucket", int64(0), "fluss_offset", int64(0)},
-		{"fluss_table_id", int64(7), "fluss_bucket", int64(70000), "fluss_offset", int64(0)},
-		{"fluss_table_id", int64(7), "fluss_bucket", int64(1), "fluss_offset", int64(1 << 48)},
-		{"fluss_table_id", int64(7), "fluss_bucket", int64(1), "fluss_offset", int64(-1)},
+	for _, m := range []*service.Message{
+		withID(1<<40, -1, 0, 0), withID(7, -1, 70000, 0), withID(7, -1, 1, 1<<48), withID(7, -1, 1, -1),
 	} {
-		s, err := interp.TryString(msg("x", meta...))
+		s, err := interp.TryString(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := iggyoutput.ParseMessageID(s); err == nil {
-			t.Errorf("%v gives %s: want an error", meta, s)
+			t.Errorf("%s: want an error", s)
 		}
 	}
 }

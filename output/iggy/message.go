@@ -30,7 +30,6 @@ const (
 type messageBuilder struct {
 	headers *service.MetadataFilter
 	idExec  *service.MessageBatchInterpolationExecutor
-	flussID bool // idExec is DeterministicIDMapping: try flussMessageID first
 
 	kv     []metaKV
 	arena  []byte
@@ -64,11 +63,7 @@ func (b *messageBuilder) build(msg *service.Message, i int) (iggy.Message, error
 		return iggy.Message{}, fmt.Errorf("payload is %d bytes: Iggy accepts payloads of 1 to %d bytes", len(payload), maxPayloadBytes)
 	}
 	var id [16]byte
-	done := false
-	if b.flussID {
-		id, done = flussMessageID(msg)
-	}
-	if b.idExec != nil && !done {
+	if b.idExec != nil {
 		s, err := b.idExec.TryString(i)
 		if err != nil {
 			return iggy.Message{}, fmt.Errorf("interpolating message_id: %w", err)

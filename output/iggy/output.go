@@ -261,7 +261,6 @@ func (o *Output) fill(batch service.MessageBatch, groups, dests []*group, fail f
 		idExec = batch.InterpolationExecutor(o.conf.messageID)
 	}
 	mb := newMessageBuilder(o.conf.headers, idExec, len(batch))
-	mb.flussID = o.conf.flussID && idExec != nil
 	for _, g := range groups {
 		g.idx = make([]int, 0, g.size)
 		g.msgs = make([]iggy.Message, 0, g.size)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/iggy"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
+	"github.com/fluss-iggy/fluss-iggy/internal/testnet"
 	iggyoutput "github.com/fluss-iggy/fluss-iggy/output/iggy"
 )
 
@@ -536,21 +537,8 @@ func TestServerDownAtStart(t *testing.T) {
 
 	// A server that accepts connections but never answers: the version
 	// probe is abandoned at the timeout.
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { _ = c.Close() })
-		}
-	}()
-	out, err = newOutput(fmt.Sprintf("address: %s\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\ntimeout: 500ms", silent.Addr()))
+	silent := testnet.Silent(t)
+	out, err = newOutput(fmt.Sprintf("address: %s\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\ntimeout: 500ms", silent))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package iggyoutput
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
 	"github.com/fluss-iggy/fluss-iggy/internal/speclint"
 )
 
@@ -36,16 +37,13 @@ const (
 	partitioningKey       = "messages_key"
 )
 
-// DeterministicIDMapping is the documented recipe that derives an Iggy
-// message id from the metadata the fluss input sets. It packs the table id
-// plus one (32 bits; never 0, since an id of 0 asks the server for a random one), the partition id plus one (32 bits, 0 for tables without
-// partitions), the bucket (16 bits) and the log offset (48 bits) into one
-// 128-bit number written as 0x followed by 32 hex digits. A value that
-// outgrows its slot (or is negative) makes the text longer than 32 digits or
-// not hex, so the message is rejected instead of colliding with another one.
-// The output recognises this exact text and computes it natively (see
-// flussMessageID), with the same result.
-const DeterministicIDMapping = `0x${! "%08x%08x%04x%012x".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }`
+// DeterministicIDMapping is the message_id that gives a record from the
+// fluss input the same Iggy message id every time it is read: the input's
+// fluss_message_id metadata (flussmeta.FormatMessageID), which packs the
+// table id plus one, the partition id plus one, the bucket and the log
+// offset into one 128-bit number. It is an ordinary interpolation; the
+// output has no special case for it.
+const DeterministicIDMapping = "${! @" + flussmeta.MessageID + " }"
 
 const specDescription = `
 Sends each message to an Iggy stream and topic over Iggy's TCP protocol and acknowledges a batch
@@ -133,8 +131,8 @@ the server assign one. A UUID is read as a big-endian 128-bit number, so the UUI
 ` + "`00000000-0000-0000-0000-0000000000ff`" + ` and the numbers ` + "`255`" + ` and ` + "`0xff`" + `
 are the same id; Iggy stores ids as unsigned 128-bit integers (little-endian on the wire).
 
-Messages from the ` + "`fluss`" + ` input can get an id that is the same every time the same record
-is read again, derived from ` + "`fluss_table_id`" + `, ` + "`fluss_partition_id`" + `,
+Messages from the ` + "`fluss`" + ` input carry an id that is the same every time the same record
+is read again, ` + "`fluss_message_id`" + `, derived from ` + "`fluss_table_id`" + `, ` + "`fluss_partition_id`" + `,
 ` + "`fluss_bucket`" + ` and ` + "`fluss_offset`" + `:
 
 ` + "```yaml" + `
@@ -146,9 +144,12 @@ the server for a random id), the partition id plus one (0 for tables without
 partitions) into the next 32, the bucket into 16 and the offset into the low 48 bits, so the id
 can be decoded back into those four numbers. A value that outgrows its slot (a table id of 2^32 − 1
 or more, a bucket above 65,535, an offset of 2^48 or more) makes the text longer than 32 hex
-digits and the message is rejected rather than given an id that could collide. Written exactly like
-this, the recipe is computed without running Bloblang (same ids, same errors), which saves several
-microseconds per message.
+digits and the message is rejected rather than given an id that could collide. It equals the
+Bloblang recipe
+` + "`" + `0x${! "%08x%08x%04x%012x".format(@fluss_table_id + 1, @fluss_partition_id.or(-1) + 1, @fluss_bucket, @fluss_offset) }` + "`" + `
+(which earlier configs used and which still works), computed once by the input instead of per
+message by Bloblang. With ` + "`headers: {include_prefixes: [fluss_]}`" + ` it also becomes a header; list the keys you want
+with ` + "`include_patterns`" + ` (e.g. ` + "`'^fluss_(table|bucket|offset|change_type)$'`" + `) to leave it out.
 
 === Headers
 

@@ -1,0 +1,47 @@
+// Package testnet holds network fixtures shared by tests of several
+// packages: servers that misbehave in ways a client must survive.
+package testnet
+
+import (
+	"net"
+	"sync"
+	"testing"
+)
+
+// Silent starts a TCP server on 127.0.0.1 that accepts connections and never
+// answers, and returns its address. The listener and every accepted
+// connection are closed when the test ends.
+func Silent(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
