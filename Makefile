@@ -19,7 +19,7 @@ FUZZTIME  ?= 20s
 FUZZMINIMIZETIME ?= 1s
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build test lint generate check-generate fuzz bench clean cluster-up cluster-down
+.PHONY: all build test compat lint generate check-generate fuzz bench clean cluster-up cluster-down
 
 all: build
 
@@ -37,6 +37,21 @@ build:
 test: build
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	bin/testsummary -go '$(GO)' -then '$(MAKE) --no-print-directory fuzz' -- $(TEST_FLAGS) $(TEST_PKGS)
+
+# compat runs internal/compat (scans equal to the Java client's, a pipeline end to end)
+# through internal/testsummary, as `make test` does, on a cluster of Fluss COMPAT_VERSION
+# that it starts in a new directory and stops afterwards (also when make is killed:
+# --owner-pid), printing the servers' log tails when the tests failed. CI runs it after
+# `make test`.
+COMPAT_VERSION ?= 0.7.0
+compat: build
+	$(GO) build -o bin/testsummary ./internal/testsummary
+	@dir=$$(mktemp -d "$${TMPDIR:-/tmp}/fluss-compat.XXXXXX") && \
+	trap 'rc=$$?; [ $$rc = 0 ] || scripts/fluss-cluster.sh logs --dir "$$dir" --lines 40; \
+	  scripts/fluss-cluster.sh down --dir "$$dir"; exit $$rc' EXIT && \
+	env=$$(FLUSS_VERSION=$(COMPAT_VERSION) scripts/fluss-cluster.sh up --dir "$$dir" --owner-pid $$$$) && \
+	env FLUSS_VERSION=$(COMPAT_VERSION) FLUSS_IGGY_BIN=$(abspath $(BIN)) "$$(echo "$$env" | tail -n 1)" \
+	  bin/testsummary -go '$(GO)' -- $(TEST_FLAGS) ./internal/compat
 
 # fuzz runs each fuzz target in FUZZ_PKGS for FUZZTIME (scripts/fuzz.sh).
 fuzz:

@@ -82,6 +82,7 @@ type config struct {
 	backoff        Backoff
 	maxAttempts    int
 	dial           func(ctx context.Context, network, addr string) (net.Conn, error)
+	remote         RemoteStorageOptions
 }
 
 // Option configures a Client.
@@ -97,6 +98,12 @@ func Bootstrap(addrs ...string) Option {
 func SASLPlain(username, password string) Option {
 	return func(c *config) { c.sasl = &wire.SASLPlain{Username: username, Password: password} }
 }
+
+// Remote sets how the client's own RemoteStorage, which scanners use unless
+// given ScanRemoteStorage, reads tiered log segments (S3 endpoint and
+// credentials, read-ahead). Without it, S3 credentials come from the
+// cluster's file-system security tokens, as the Java client's do.
+func Remote(opts RemoteStorageOptions) Option { return func(c *config) { c.remote = opts } }
 
 // DialTimeout bounds one TCP dial plus handshake (default 10s).
 func DialTimeout(d time.Duration) Option { return func(c *config) { c.dialTimeout = d } }
@@ -141,6 +148,10 @@ type Client struct {
 	closed bool
 
 	meta metadataCache
+
+	remoteOnce sync.Once
+	remote     *RemoteStorage // created on first use, closed by Close
+	remoteErr  error
 }
 
 // NewClient creates a client and loads the cluster's servers from the
@@ -204,7 +215,23 @@ func (c *Client) Close() error {
 	for _, s := range slots {
 		s.close()
 	}
+	c.remoteOnce.Do(func() {}) // no storage after Close
+	if c.remote != nil {
+		return c.remote.Close()
+	}
 	return nil
+}
+
+// remoteStorage returns the client's RemoteStorage, created on first use
+// with the Remote option's settings.
+func (c *Client) remoteStorage() (*RemoteStorage, error) {
+	c.remoteOnce.Do(func() {
+		c.remote, c.remoteErr = c.RemoteStorage(c.cfg.remote)
+	})
+	if c.remote == nil && c.remoteErr == nil {
+		return nil, ErrClientClosed
+	}
+	return c.remote, c.remoteErr
 }
 
 // backoff returns the client's retry backoff (for the scanner and writer).

@@ -88,6 +88,8 @@ type Scanner struct {
 	arrowSchema *arrow.Schema
 	proj        []int
 	serverProj  []int32
+	// format is the table's log format: ARROW batches or row records.
+	format records.LogFormat
 
 	dec decoders
 
@@ -139,15 +141,29 @@ func (c *Client) NewScanner(info *TableInfo, opts ...ScanOption) (*Scanner, erro
 		cfg.maxBuffered = 1
 	}
 	if cfg.remote == nil {
-		cfg.remote = LocalRemoteStorage{}
+		rs, err := c.remoteStorage()
+		if err != nil {
+			return nil, fmt.Errorf("fluss: scan %s: remote storage: %w", info.Path, err)
+		}
+		cfg.remote = rs
 	}
-	if f := info.Descriptor; f != nil && f.LogFormat() != types.DefaultLogFormat {
-		return nil, fmt.Errorf("fluss: scan %s: log format %s is not supported (only ARROW)", info.Path, f.LogFormat())
+	format := records.LogFormatArrow
+	if d := info.Descriptor; d != nil {
+		var err error
+		if format, err = records.ParseLogFormat(d.LogFormat()); err != nil {
+			return nil, fmt.Errorf("fluss: scan %s: %w", info.Path, err)
+		}
+	}
+	if format != records.LogFormatArrow {
+		// Servers project ARROW logs only (INVALID_COLUMN_PROJECTION
+		// otherwise); row formats are projected here.
+		cfg.pushdown = false
 	}
 	s := &Scanner{
 		c:       c,
 		info:    info,
 		cfg:     cfg,
+		format:  format,
 		buckets: map[TableBucket]*bucketState{},
 		busy:    map[int32]bool{},
 		wake:    make(chan struct{}, 1),

@@ -71,6 +71,11 @@ func (d *decoders) build(schemaID int16, pushed bool) (*batchDecoder, error) {
 	info := s.info
 	lookup := func(id int16) (*arrow.Schema, error) { return s.c.ArrowSchema(s.ctx, info, int32(id)) }
 	opts := []records.Option{records.WithAllocator(s.cfg.mem), records.WithCRCCheck(s.cfg.checkCRC)}
+	if s.format != records.LogFormatArrow {
+		opts = append(opts, records.WithLogFormat(s.format, func(id int16) (*types.Schema, error) {
+			return s.c.Schema(s.ctx, info, int32(id))
+		}))
+	}
 
 	if int32(schemaID) == info.SchemaID {
 		if s.proj != nil {

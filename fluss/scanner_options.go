@@ -73,7 +73,8 @@ func ScanCheckCRC(check bool) ScanOption { return func(c *scanConfig) { c.checkC
 func ScanProjectionPushdown(on bool) ScanOption { return func(c *scanConfig) { c.pushdown = on } }
 
 // ScanRemoteStorage sets how remote (tiered) log segments are read. The
-// default reads remote data dirs that are local paths (or file: URIs).
+// default is the client's own RemoteStorage (see the Remote option): local
+// paths, file: URIs and S3.
 func ScanRemoteStorage(r RemoteLogStorage) ScanOption { return func(c *scanConfig) { c.remote = r } }
 
 // ScanMaxBufferedFetches bounds the fetched responses per bucket that wait

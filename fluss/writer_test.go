@@ -106,7 +106,7 @@ func TestWriterAppendRoundTrip(t *testing.T) {
 // waitTable waits until a new table's buckets have leaders.
 func waitTable(t *testing.T, c *fluss.Client, path fluss.TablePath) *fluss.TableInfo {
 	t.Helper()
-	ctx := cmpCtx(t, time.Minute)
+	ctx := cmpCtx(t, 3*time.Minute) // a loaded machine can take over a minute to elect leaders
 	for {
 		info, err := c.RefreshTable(ctx, path)
 		if err == nil {

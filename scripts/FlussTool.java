@@ -26,9 +26,11 @@
  *
  * Compatibility: the classes that only exist from Fluss 0.9 on (GenericArray,
  * GenericMap, InternalArray, InternalMap, DataGetters, TableChange.addColumn)
- * are reached through reflection, so the file also compiles against the 0.8
- * client; ARRAY, MAP and ROW values and alter-table-add-column then fail with
- * a clear message.
+ * and Admin.alterTable (0.8 on) are reached through reflection, so the file
+ * also compiles against the 0.8 and 0.7 clients; ARRAY, MAP and ROW values
+ * and alter-table-add-column then fail with a clear message. The 0.7 client's
+ * classes are com.alibaba.fluss.*: fluss-java.sh compiles a copy of these
+ * sources with the org.apache.fluss prefix rewritten.
  */
 
 public final class FlussTool {

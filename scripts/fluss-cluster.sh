@@ -8,13 +8,14 @@
 # which `down` deletes, so several clusters can run side by side.
 #
 # Usage:
-#   fluss-cluster.sh up [--tablets N] [--sasl] [--dir DIR] [--conf KEY=VALUE]... [--owner-pid PID]
+#   fluss-cluster.sh up [--tablets N] [--sasl] [--remote-storage s3] [--dir DIR] [--conf KEY=VALUE]... [--owner-pid PID]
 #   fluss-cluster.sh down [--dir DIR]
 #   fluss-cluster.sh status [--dir DIR]
 #   fluss-cluster.sh kill-tablet ID [--signal KILL|TERM] [--dir DIR]
 #   fluss-cluster.sh start-tablet ID [--dir DIR]
 #   fluss-cluster.sh logs [--dir DIR] [--lines N]
 #   fluss-cluster.sh fetch
+#   fluss-cluster.sh fetch-s3
 #   fluss-cluster.sh classpath
 #   fluss-cluster.sh help
 #
@@ -22,17 +23,21 @@
 #
 # This file is the only entry point: settings, argument parsing and the
 # commands. The pieces with a job of their own are sourced from scripts/lib/:
+#   fluss-version.sh  the default release, a release's Maven group and class prefix
 #   fluss-fetch.sh  downloading the jars with Maven, class paths
 #   fluss-conf.sh   writing zoo.cfg / log4j2.properties / server.yaml, reading cluster.env
 #   fluss-proc.sh   pid files, signalling and stopping processes, starting the JVMs
 #   fluss-ready.sh  free ports, log-based readiness checks, waiting, log tails
+#   fluss-s3.sh     --remote-storage s3: a SeaweedFS S3 server, bucket, fluss-fs-s3 plugin
 
 set -euo pipefail
 
 SELF="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
 readonly SELF
 
-FLUSS_VERSION="${FLUSS_VERSION:-0.9.1-incubating}"
+# shellcheck source=lib/fluss-version.sh
+source "$(dirname "$SELF")/lib/fluss-version.sh"
+FLUSS_VERSION="${FLUSS_VERSION:-$FLUSS_DEFAULT_VERSION}"
 CACHE_ROOT="${FLUSS_IGGY_CACHE:-${HOME:-/root}/.cache/fluss-iggy}"
 LOG4J_VERSION="${FLUSS_LOG4J_VERSION:-2.25.4}"
 DEPENDENCY_PLUGIN="org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
@@ -53,9 +58,6 @@ ZK_SESSION_TIMEOUT="${FLUSS_CLUSTER_ZK_SESSION_TIMEOUT:-15s}"
 readonly SASL_USER="admin" SASL_PASSWORD="admin-secret"
 readonly SASL_USER2="alice" SASL_PASSWORD2="alice-secret"
 
-readonly ZK_MAIN="org.apache.fluss.shaded.zookeeper3.org.apache.zookeeper.server.quorum.QuorumPeerMain"
-readonly CS_MAIN="org.apache.fluss.server.coordinator.CoordinatorServer"
-readonly TS_MAIN="org.apache.fluss.server.tablet.TabletServer"
 readonly MARKER=".fluss-iggy-cluster"
 
 # ---------------------------------------------------------------------------
@@ -82,6 +84,9 @@ Commands:
       --dir DIR         cluster directory (default $DEFAULT_DIR); must not
                         exist or be empty; \`down\` deletes it
       --conf KEY=VALUE  extra server.yaml entry for every server (repeatable)
+      --remote-storage s3  remote.data.dir on a SeaweedFS S3 server started in DIR
+                        (bucket, fluss-fs-s3 plugin, 1kb segments, 1s tiering
+                        unless --conf sets them); FLUSS_S3_* in the env file
       --owner-pid PID   stop the cluster (SIGKILL) once process PID is gone, and
                         give up the start-up if PID exits meanwhile
   down          stop the processes \`up\` started (pid files) and delete DIR
@@ -92,6 +97,7 @@ Commands:
   start-tablet ID                       (re)start TabletServer ID and wait for it
   logs [--lines N]                      print the last N lines (default 50) of every log
   fetch         download the jars into the cache and exit
+  fetch-s3      build SeaweedFS (weed, minutes) and fetch fluss-fs-s3 into the cache
   classpath     print the fluss-client classpath (downloads the jars if needed)
 
 Output of \`up\`: progress goes to stderr; stdout gets KEY=VALUE lines, the last
@@ -99,7 +105,8 @@ one FLUSS_BOOTSTRAP=127.0.0.1:PORT. The same lines are in DIR/cluster.env, logs
 are in DIR/logs.
 
 Environment:
-  FLUSS_VERSION                     Fluss release (default 0.9.1-incubating)
+  FLUSS_VERSION                     Fluss release (default 0.9.1-incubating); before 0.8
+                                    the jars and classes are com.alibaba.fluss (e.g. 0.7.0)
   FLUSS_IGGY_CACHE                  jar cache (default ~/.cache/fluss-iggy); jars go to
                                     \$FLUSS_IGGY_CACHE/\$FLUSS_VERSION/{server,client}/
   FLUSS_CLUSTER_READY_TIMEOUT       seconds to wait for readiness (default 300;
@@ -134,6 +141,23 @@ source "$LIB_DIR/fluss-conf.sh"
 source "$LIB_DIR/fluss-proc.sh"
 # shellcheck source=lib/fluss-ready.sh
 source "$LIB_DIR/fluss-ready.sh"
+# shellcheck source=lib/fluss-s3.sh
+source "$LIB_DIR/fluss-s3.sh"
+
+# release_names: from FLUSS_VERSION, the release's Maven group and class
+# prefix (com.alibaba.fluss before 0.8, org.apache.fluss from 0.8 on) and the
+# names made of it: the jars to fetch, the main classes, the logger names and
+# the SASL login module. Called at start and after read_env (a cluster runs the
+# version its cluster.env names).
+release_names() {
+	FLUSS_PKG="$(fluss_package "$FLUSS_VERSION")" ||
+		die "FLUSS_VERSION must start with MAJOR.MINOR (e.g. 0.9.1-incubating or 0.7.0), got '$FLUSS_VERSION'"
+	FLUSS_GROUP="$FLUSS_PKG"
+	ZK_MAIN="$FLUSS_PKG.shaded.zookeeper3.org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	CS_MAIN="$FLUSS_PKG.server.coordinator.CoordinatorServer"
+	TS_MAIN="$FLUSS_PKG.server.tablet.TabletServer"
+}
+release_names
 
 # ---------------------------------------------------------------------------
 # commands
@@ -152,10 +176,13 @@ cmd_up() {
 		--conf=*) EXTRA_CONF+=("${1#*=}"); shift ;;
 		--owner-pid) owner="${2:?--owner-pid needs a pid}"; shift 2 ;;
 		--owner-pid=*) owner="${1#*=}"; shift ;;
+		--remote-storage) REMOTE_STORAGE="${2:?--remote-storage needs s3}"; shift 2 ;;
+		--remote-storage=*) REMOTE_STORAGE="${1#*=}"; shift ;;
 		*) die "up: unknown argument '$1' (see: $(basename "$SELF") help)" ;;
 		esac
 	done
 	[[ "$tablets" =~ ^[1-9][0-9]*$ ]] || die "--tablets must be a positive number, got '$tablets'"
+	[[ -z "$REMOTE_STORAGE" || "$REMOTE_STORAGE" == s3 ]] || die "--remote-storage must be s3, got '$REMOTE_STORAGE'"
 	[[ -z "$owner" || "$owner" =~ ^[0-9]+$ ]] || die "--owner-pid must be a pid, got '$owner'"
 	local kv
 	for kv in "${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"}"; do
@@ -208,6 +235,7 @@ cmd_up() {
 	else
 		cs_listeners="FLUSS://127.0.0.1:$CS_PORT"
 	fi
+	if [[ "$REMOTE_STORAGE" == s3 ]]; then s3_up; fi
 	write_configs
 
 	WAIT_DEADLINE=$((SECONDS + START_TIMEOUT))
@@ -246,6 +274,7 @@ cmd_up() {
 			printf 'FLUSS_SASL_USERNAME=%s\n' "$SASL_USER"
 			printf 'FLUSS_SASL_PASSWORD=%s\n' "$SASL_PASSWORD"
 		fi
+		s3_env
 		printf 'FLUSS_BOOTSTRAP=127.0.0.1:%s\n' "$CS_PORT"
 	} >"$CLUSTER_DIR/cluster.env"
 
@@ -265,6 +294,7 @@ up_failed() {
 	if [[ -n "${CLUSTER_DIR:-}" && -f "$CLUSTER_DIR/$MARKER" ]]; then
 		log "start-up failed; stopping what was started and deleting $CLUSTER_DIR"
 		STOP_GRACE=1
+		(s3_stop) || true
 		(stop_cluster) || true
 	fi
 	exit "$((rc == 0 ? 1 : rc))"
@@ -298,6 +328,7 @@ cmd_down() {
 		log "no cluster in $CLUSTER_DIR; nothing to stop"
 		return 0
 	fi
+	s3_stop
 	stop_cluster
 	log "stopped; deleted $CLUSTER_DIR"
 }
@@ -364,6 +395,7 @@ cmd_start_tablet() {
 	load_dir "$DIR_ARG"
 	[[ -f "$CLUSTER_DIR/cluster.env" ]] || die "cluster in $CLUSTER_DIR is not fully started"
 	read_env
+	release_names
 	if ours "$(pid_of "tablet-$id")"; then
 		die "tablet server $id is already running"
 	fi
@@ -434,6 +466,7 @@ main() {
 		fetch_jars
 		log "jars for Fluss $FLUSS_VERSION are in $(version_dir)"
 		;;
+	fetch-s3) log "S3 pieces: $(s3_weed_bin) $(s3_plugin_jar)" ;;
 	classpath)
 		fetch_jars
 		classpath_of client

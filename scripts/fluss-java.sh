@@ -7,8 +7,13 @@
 # fluss-client jars of $FLUSS_VERSION, downloaded once), or from
 # $FLUSS_TOOL_CLASSPATH when set. The compiled classes are cached under
 # $FLUSS_IGGY_CACHE/fluss-tool/<hash of every source file, this script, the
-# classpath and java> so that only the first call pays for javac, and an edit
-# to any source file recompiles.
+# classpath, the Fluss version and java> so that only the first call pays for
+# javac, and an edit to any source file recompiles.
+#
+# The sources import org.apache.fluss. For a release before 0.8, whose classes
+# are com.alibaba.fluss (e.g. 0.7.0), javac gets a copy with that prefix
+# rewritten; what such a client lacks is reached through reflection and fails
+# with a message naming it.
 #
 # `fluss-java.sh help` prints the commands; docs/json-mapping.md defines the
 # JSON the tool reads and writes.
@@ -17,7 +22,8 @@
 #   FLUSS_BOOTSTRAP       default for --bootstrap
 #   FLUSS_SASL_USERNAME, FLUSS_SASL_PASSWORD, FLUSS_SASL_MECHANISM
 #                         defaults for --sasl-user/--sasl-password/--sasl-mechanism
-#   FLUSS_VERSION         Fluss client release (default: fluss-cluster.sh's)
+#   FLUSS_VERSION         Fluss client release (default: fluss-cluster.sh's); it
+#                         also picks the class prefix, also with FLUSS_TOOL_CLASSPATH
 #   FLUSS_TOOL_CLASSPATH  use this classpath instead of asking fluss-cluster.sh
 #   FLUSS_TOOL_HEAP       -Xmx of the JVM (default 1g)
 #   FLUSS_TOOL_JAVA_OPTS  extra JVM options
@@ -31,6 +37,27 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 srcs=("$here/FlussTool.java" "$here"/flusstool/*.java)
 
 die() { printf 'fluss-java: error: %s\n' "$*" >&2; exit 1; }
+
+# shellcheck source=lib/fluss-version.sh
+source "$here/lib/fluss-version.sh"
+version="${FLUSS_VERSION:-$FLUSS_DEFAULT_VERSION}"
+pkg="$(fluss_package "$version")" || die "FLUSS_VERSION must start with MAJOR.MINOR (e.g. 0.7.0), got '$version'"
+
+# javac_sources DIR: prints the source files to compile: the originals, or for
+# a client whose classes are not org.apache.fluss a rewritten copy under DIR.
+javac_sources() {
+	local dir=$1 f rel
+	if [[ "$pkg" == org.apache.fluss ]]; then
+		printf '%s\n' "${srcs[@]}"
+		return 0
+	fi
+	for f in "${srcs[@]}"; do
+		rel="${f#"$here"/}"
+		mkdir -p "$dir/$(dirname "$rel")"
+		sed "s/org\.apache\.fluss\b/$pkg/g" "$f" >"$dir/$rel"
+		printf '%s\n' "$dir/$rel"
+	done
+}
 
 command -v java >/dev/null 2>&1 || die "java not found on PATH; install a JDK 17 (Debian: apt-get install -y openjdk-17-jdk-headless)"
 command -v javac >/dev/null 2>&1 || die "javac not found on PATH; install a JDK 17 (Debian: apt-get install -y openjdk-17-jdk-headless)"
@@ -51,7 +78,7 @@ key="$({
 		cat "$f"
 	done
 	cat "${BASH_SOURCE[0]}"
-	printf '%s\n%s\n' "$cp" "$java_bin"
+	printf '%s\n%s\n%s\n%s\n' "$cp" "$java_bin" "$version" "$pkg"
 } | sha256sum | cut -c1-16)"
 build="$cache_root/$key"
 
@@ -64,9 +91,11 @@ fi
 if [[ ! -f "$build/.ok" ]]; then
 	tmp="$(mktemp -d "$cache_root/.build.XXXXXX")"
 	trap 'rm -rf "$tmp"' EXIT
-	if ! javac -nowarn -encoding UTF-8 -d "$tmp/classes" -cp "$cp" "${srcs[@]}" >"$tmp/javac.log" 2>&1; then
+	mapfile -t javac_srcs < <(javac_sources "$tmp/src")
+	((${#javac_srcs[@]} == ${#srcs[@]})) || die "could not write the $pkg sources to $tmp/src"
+	if ! javac -nowarn -encoding UTF-8 -d "$tmp/classes" -cp "$cp" "${javac_srcs[@]}" >"$tmp/javac.log" 2>&1; then
 		cat "$tmp/javac.log" >&2
-		die "javac failed on $here/FlussTool.java and $here/flusstool/*.java"
+		die "javac failed on $here/FlussTool.java and $here/flusstool/*.java (Fluss $version, classes $pkg)"
 	fi
 	cat >"$tmp/log4j2.properties" <<'EOF'
 status = error

@@ -24,4 +24,7 @@
 // against the cluster named by FLUSS_BOOTSTRAP or a cluster it starts
 // itself (internal/flusstest). FLUSS_SCAN_BENCH_TABLE=DB.TABLE reuses a
 // table an earlier run created (it is then not dropped).
+//
+// BenchmarkScanRowFormat compares the CPU per row of the ARROW and the
+// COMPACTED log formats on the same rows (see README.md).
 package scan

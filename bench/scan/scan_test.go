@@ -35,6 +35,8 @@ type result struct {
 	Seconds   float64 `json:"seconds"`
 	Bytes     int64   `json:"bytes"`
 	PeakRSSKB int64   `json:"peak_rss_kb"`
+	// CPUSeconds is the user+system CPU time of the scan (our child only).
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 }
 
 // child scans the table named in the environment with our scanner, counting
@@ -73,16 +75,18 @@ func child() int {
 		return fail(err)
 	}
 	var rows int64
+	cpu0 := cpuSeconds()
 	start := time.Now()
 	err = s.ReadRanges(ctx, ranges, func(b *fluss.ScanBatch) error {
 		rows += int64(b.NumRows())
 		return nil
 	})
 	secs := time.Since(start).Seconds()
+	cpu := cpuSeconds() - cpu0
 	if err != nil {
 		return fail(err)
 	}
-	out, _ := json.Marshal(result{Rows: rows, Seconds: secs, Bytes: s.Stats().RecordsBytes, PeakRSSKB: benchtable.PeakRSSKB()})
+	out, _ := json.Marshal(result{Rows: rows, Seconds: secs, Bytes: s.Stats().RecordsBytes, PeakRSSKB: benchtable.PeakRSSKB(), CPUSeconds: cpu})
 	fmt.Println(string(out))
 	return 0
 }

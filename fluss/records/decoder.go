@@ -30,6 +30,8 @@ type config struct {
 	maxBytes   int64
 	checkCRC   bool
 	align      bool
+	format     LogFormat
+	types      TypeLookup
 }
 
 // Option configures a Decoder.
@@ -57,7 +59,9 @@ func WithProjectionPushedDown(pushed bool) Option {
 
 // WithMaxBatchBytes limits the declared sizes of one batch: its Arrow
 // metadata and body, and the sum of its decompressed buffers. Larger
-// declarations fail with ErrTooLarge before anything is allocated.
+// declarations fail with ErrTooLarge before anything is allocated. For the
+// row formats it also bounds the Arrow arrays built from one batch (values
+// and variable-length bytes; a batch needing more fails with ErrTooLarge).
 // Default: DefaultMaxBatchBytes.
 func WithMaxBatchBytes(n int64) Option { return func(c *config) { c.maxBytes = n } }
 
@@ -103,6 +107,9 @@ type schemaPlan struct {
 	outCols []int
 	// identity: output == loaded body columns in order.
 	identity bool
+	// rows decodes the columns of row-format batches (INDEXED, COMPACTED):
+	// one spec per body column.
+	rows []*fieldSpec
 }
 
 // NewDecoder returns a decoder that rebuilds each batch's Arrow schema with lookup.
@@ -129,6 +136,9 @@ func NewDecoder(lookup SchemaLookup, opts ...Option) (*Decoder, error) {
 	}
 	if cfg.pushedDown && cfg.projection == nil {
 		return nil, errors.New("fluss/records: projection pushed down but no projection given")
+	}
+	if err := cfg.checkFormat(); err != nil {
+		return nil, err
 	}
 	return &Decoder{cfg: cfg, lookup: lookup, schemas: map[int16]*schemaPlan{}}, nil
 }
@@ -158,6 +168,11 @@ func (d *Decoder) plan(schemaID int16) (*schemaPlan, error) {
 	p, err = newPlan(full, d.cfg.projection, d.cfg.pushedDown)
 	if err != nil {
 		return nil, fmt.Errorf("schema id %d: %w", schemaID, err)
+	}
+	if d.cfg.format.isRow() {
+		if p.rows, err = d.rowSpecs(schemaID, p.body); err != nil {
+			return nil, fmt.Errorf("schema id %d: %w", schemaID, err)
+		}
 	}
 	d.mu.Lock()
 	d.schemas[schemaID] = p
@@ -336,6 +351,9 @@ func (d *Decoder) DecodeBatch(raw *RawBatch, fetchOffset int64) (b *Batch, err e
 	}
 	if raw.RecordCount == 0 || raw.NextOffset() <= fetchOffset {
 		return nil, nil
+	}
+	if d.cfg.format.isRow() {
+		return d.decodeRowBatch(raw, fetchOffset)
 	}
 	rows := int64(raw.RecordCount)
 	pos := HeaderSize

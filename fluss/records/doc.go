@@ -7,6 +7,12 @@
 // schema comes from the table metadata, looked up by the batch's schema id.
 // Arrow buffer compression (LZ4_FRAME, ZSTD) is supported both ways.
 //
+// Tables with table.log.format INDEXED or COMPACTED store one record per
+// row instead (int32 length, change-type byte, IndexedRow or CompactedRow,
+// no change-type vector); [WithLogFormat] makes a Decoder read them into
+// the same Arrow records, projection and change types as ARROW batches of
+// the same rows. The encoders write ARROW batches only.
+//
 // # Decoding
 //
 // [Decoder] turns the records bytes of one bucket of a fetch response into

@@ -115,6 +115,10 @@ func TestWriteSeeds(t *testing.T) {
 	// Server-projected: columns 0, 13, 54, 56 (see the integration test).
 	projected, _ := NewDecoder(fixedLookup(allTypesSchema(t)), WithAllocator(mem),
 		WithProjection([]int{56, 13, 0, 54}), WithProjectionPushedDown(true))
+	rows := map[LogFormat]*Decoder{}
+	for _, f := range []LogFormat{LogFormatCompacted, LogFormatIndexed} {
+		rows[f], _ = NewDecoder(fixedLookup(allTypesSchema(t)), WithAllocator(mem), WithLogFormat(f, allTypesTypes(t)))
+	}
 	seeds := seedFiles(t)
 	if len(seeds) == 0 {
 		t.Fatal("no seeds in testdata/")
@@ -122,6 +126,8 @@ func TestWriteSeeds(t *testing.T) {
 	for name, b := range seeds {
 		d := gen
 		switch {
+		case seedFormat(name) != LogFormatArrow:
+			d = rows[seedFormat(name)]
 		case strings.HasSuffix(name, "-projected.bin"):
 			d = projected
 		case strings.HasPrefix(name, "cluster-"):

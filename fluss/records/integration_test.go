@@ -25,6 +25,7 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
+	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
@@ -73,6 +74,12 @@ func newClient(t *testing.T, addr string) *fluss.Client {
 // lines show those columns in proj's order.
 func scanLines(t *testing.T, c *fluss.Client, path fluss.TablePath, capture string, proj ...int) []string {
 	t.Helper()
+	return scanFormatLines(t, c, path, capture, records.LogFormatArrow, proj...)
+}
+
+// scanFormatLines is scanLines for a table of the given log format.
+func scanFormatLines(t *testing.T, c *fluss.Client, path fluss.TablePath, capture string, format records.LogFormat, proj ...int) []string {
+	t.Helper()
 	ctx := testCtx(t)
 	info, err := c.Table(ctx, path)
 	if err != nil {
@@ -80,7 +87,9 @@ func scanLines(t *testing.T, c *fluss.Client, path fluss.TablePath, capture stri
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	opts := []records.Option{records.WithAllocator(mem)}
+	opts := []records.Option{records.WithAllocator(mem), records.WithLogFormat(format, func(id int16) (*types.Schema, error) {
+		return c.Schema(ctx, info, int32(id))
+	})}
 	schema := info.Schema
 	if proj != nil {
 		opts = append(opts, records.WithProjection(proj), records.WithProjectionPushedDown(true))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
@@ -60,6 +61,8 @@ type inputConfig struct {
 	fetchMaxBucketBytes int
 	fetchMaxWait        time.Duration
 	maxBatchRows        int
+
+	remote fluss.RemoteStorageOptions
 }
 
 // defaultMaxBatchRows is max_batch_rows for JSON payloads when unset.
@@ -72,7 +75,7 @@ const defaultMaxBatchRows = 1024
 func parseConfig(pc *service.ParsedConfig) (*inputConfig, error) {
 	c := &inputConfig{}
 	for _, step := range []func(*service.ParsedConfig) error{
-		c.parseConnection, c.parseTable, c.parsePosition, c.parseSelection, c.parseCheckpointing, c.parseFetch,
+		c.parseConnection, c.parseTable, c.parsePosition, c.parseSelection, c.parseCheckpointing, c.parseFetch, c.parseRemote,
 	} {
 		if err := step(pc); err != nil {
 			return nil, err
@@ -323,4 +326,30 @@ func (c *inputConfig) defaultCheckpointKey() string {
 		fmt.Fprintf(&b, "_partitions_%08x", h.Sum32())
 	}
 	return strings.ReplaceAll(b.String(), "/", "_")
+}
+
+// parseRemote reads remote_storage.
+func (c *inputConfig) parseRemote(pc *service.ParsedConfig) (err error) {
+	s3 := pc.Namespace(fiFieldRemote, fiFieldRemoteS3)
+	o := &c.remote.S3
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{
+		{fiFieldS3Endpoint, &o.Endpoint}, {fiFieldS3Region, &o.Region}, {fiFieldS3AccessKey, &o.AccessKey},
+		{fiFieldS3SecretKey, &o.SecretKey}, {fiFieldS3SessionToken, &o.SessionToken},
+	} {
+		if *f.dst, err = s3.FieldString(f.name); err != nil {
+			return err
+		}
+	}
+	if (o.AccessKey == "") != (o.SecretKey == "") {
+		return errors.New(s3KeysTogether)
+	}
+	if o.PathStyle, err = s3.FieldBool(fiFieldS3PathStyle); err != nil {
+		return err
+	}
+	n, err := wholeNumber(pc, readAheadPath, 1, maxInt32)
+	c.remote.ReadAhead = int(n)
+	return err
 }

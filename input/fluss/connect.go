@@ -40,6 +40,7 @@ func (in *input) clientOptions() []fluss.Option {
 		fluss.DialTimeout(in.conf.connectTimeout),
 		fluss.RequestTimeout(in.conf.requestTimeout),
 		fluss.ClientSoftware("fluss-iggy", "0.1.0"),
+		fluss.Remote(in.conf.remote),
 	}
 	if in.conf.sasl {
 		opts = append(opts, fluss.SASLPlain(in.conf.saslUser, in.conf.saslPassword))
@@ -259,9 +260,6 @@ func (in *input) checkTable(info *fluss.TableInfo) error {
 	}
 	if len(in.conf.partitions) > 0 && !info.IsPartitioned() {
 		return fmt.Errorf("field %s: table %s is not partitioned", fiFieldPartitions, path)
-	}
-	if f := info.Descriptor; f != nil && f.LogFormat() != "ARROW" {
-		return fmt.Errorf("table %s: log format %s is not supported (only ARROW)", path, f.LogFormat())
 	}
 	return nil
 }

@@ -101,6 +101,7 @@ var fieldChecks = map[string]func(any) error{
 	fiFieldFetchMaxBucketByte: numberCheck(fiFieldFetchMaxBucketByte, 1, maxInt32),
 	fiFieldFetchMaxWait:       durationCheck(fiFieldFetchMaxWait, true),
 	fiFieldMaxBatchRows:       numberCheck(fiFieldMaxBatchRows, 0, maxInt32),
+	readAheadPath:             numberCheck(readAheadPath, 1, maxInt32),
 }
 
 // Paths of nested fields.
@@ -109,6 +110,8 @@ const (
 	saslUsernamePath  = fiFieldSASL + "." + fiFieldSASLUsername
 	shardIndexPath    = fiFieldShard + "." + fiFieldShardIndex
 	shardCountPath    = fiFieldShard + "." + fiFieldShardCount
+	readAheadPath     = fiFieldRemote + "." + fiFieldReadAhead
+	s3Path            = fiFieldRemote + "." + fiFieldRemoteS3
 )
 
 // onString applies f to string values (string fields only hold strings;
@@ -171,13 +174,17 @@ func numberCheck(field string, lo, hi int64) func(any) error {
 // fields.
 func lintCombinations() string {
 	return fmt.Sprintf(`let start = this.%s.or("").string().trim()
+let s3 = this.%s.%s.or({})
 root = [
   if this.%s.or(null) != null && this.%s.or([]).length() > 0 { %q },
+  if ($s3.%s.or("") == "") != ($s3.%s.or("") == "") { %q },
   if $start == %q && this.%s.or(null) == null { %q },
   if $start != %q && this.%s.or(null) != null { %q.format($start) },
 ].filter(m -> m != null)`,
 		fiFieldStartOffset,
+		fiFieldRemote, fiFieldRemoteS3,
 		fiFieldShard, fiFieldBuckets, bucketsAndShard,
+		fiFieldS3AccessKey, fiFieldS3SecretKey, s3KeysTogether,
 		startTimestamp, fiFieldStartTimestamp, timestampNeedsTimestamp,
 		startTimestamp, fiFieldStartTimestamp, timestampOnlyWith)
 }
@@ -187,6 +194,7 @@ const (
 	bucketsAndShard         = "fields buckets and shard: set one, not both"
 	timestampNeedsTimestamp = "field start_offset: timestamp needs field start_timestamp"
 	timestampOnlyWith       = "field start_timestamp: only used with start_offset: timestamp (it is %v)"
+	s3KeysTogether          = "fields remote_storage.s3.access_key and secret_key: set both or neither"
 )
 
 // jsonText renders a value in a message as JSON: strings quoted.

@@ -49,6 +49,15 @@ const (
 	fiFieldFetchMaxBucketByte = "fetch_max_bytes_per_bucket"
 	fiFieldFetchMaxWait       = "fetch_max_wait"
 	fiFieldMaxBatchRows       = "max_batch_rows"
+	fiFieldRemote             = "remote_storage"
+	fiFieldRemoteS3           = "s3"
+	fiFieldS3Endpoint         = "endpoint"
+	fiFieldS3Region           = "region"
+	fiFieldS3AccessKey        = "access_key"
+	fiFieldS3SecretKey        = "secret_key"
+	fiFieldS3SessionToken     = "session_token"
+	fiFieldS3PathStyle        = "path_style"
+	fiFieldReadAhead          = "read_ahead"
 )
 
 // Values of the enum fields.
@@ -104,6 +113,12 @@ Reads the log of one Fluss table: the rows of a log table, or the changelog (ins
 deletes) of a primary-key table. Every bucket of the table (of every partition, for partitioned
 tables) is read in parallel through one connection per tablet server, and the columns named in
 ` + "`columns`" + ` are cut out by the server (projection push-down).
+
+Tables of every log format are read (` + "`table.log.format`" + ` ARROW, COMPACTED and INDEXED) into the same
+rows; for the row formats the columns are cut out by the input, as servers project ARROW logs only.
+Log segments the cluster has tiered to its remote storage are read from there: a local path, or S3
+(` + "`s3://`" + `, with the cluster's security tokens or the credentials in ` + "`remote_storage`" + `), streamed with
+a bounded read-ahead while the next segment is fetched.
 
 === Payloads
 
@@ -220,6 +235,7 @@ func Spec() *service.ConfigSpec {
 		Fields(selectionFields()...).
 		Fields(checkpointFields()...).
 		Fields(fetchFields()...).
+		Fields(remoteField()).
 		LintRule(lintCombinations()).
 		Example("Stream a table into a file",
 			"Reads every row of `shop.orders` from the beginning as JSON and keeps its position in a bbolt file, so a restart continues where it stopped.",

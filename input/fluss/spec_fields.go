@@ -219,3 +219,38 @@ func fetchFields() []*service.ConfigField {
 			LintRule(lintRule(fiFieldMaxBatchRows)),
 	}
 }
+
+// remoteField: how tiered (remote) log segments are read.
+func remoteField() *service.ConfigField {
+	return service.NewObjectField(fiFieldRemote,
+		service.NewObjectField(fiFieldRemoteS3,
+			service.NewStringField(fiFieldS3Endpoint).
+				Description("The S3 endpoint, `http(s)://host:port` (or `host[:port]` for HTTPS). Empty: the one in the cluster's security token, else AWS S3.").
+				Example("http://127.0.0.1:8333").
+				Default(""),
+			service.NewStringField(fiFieldS3Region).
+				Description("The bucket's region. Empty: the token's, else `us-east-1`.").
+				Default(""),
+			service.NewStringField(fiFieldS3AccessKey).
+				Description("A static access key. Empty: credentials come from the cluster's file-system security tokens (renewed before they expire), as the Java client's do.").
+				Default(""),
+			service.NewStringField(fiFieldS3SecretKey).
+				Description("The secret key of `access_key` (both or neither).").
+				Default("").
+				Secret(),
+			service.NewStringField(fiFieldS3SessionToken).
+				Description("A session token that goes with temporary `access_key`/`secret_key` credentials.").
+				Default("").
+				Secret(),
+			service.NewBoolField(fiFieldS3PathStyle).
+				Description("Address buckets as `endpoint/bucket/key` (most S3-compatible servers) instead of `bucket.endpoint/key`.").
+				Default(false),
+		).Description("S3 settings for a cluster whose `remote.data.dir` is `s3://` (or `s3a://`)."),
+		service.NewAnyField(fiFieldReadAhead).
+			Description("The most bytes of one remote segment downloaded ahead of the decoder (a whole number from 1); downloads are streamed, never buffered whole.").
+			Default(2<<20).
+			LintRule(lintRule(readAheadPath)),
+	).
+		Description("Reading log segments that the cluster has tiered to its remote storage (`remote.data.dir`), which happens when a bucket is read from further back than its tablet servers keep. Local paths (visible at the same path to this process) need nothing; S3 works with the cluster's security tokens, or with the credentials given here.").
+		Advanced()
+}

@@ -18,7 +18,7 @@ const (
 	LastOffset  = "fluss_last_offset"  // int64: arrow_ipc only
 	Timestamp   = "fluss_timestamp"    // int64, ms
 	ChangeType  = "fluss_change_type"
-	SchemaID    = "fluss_schema_id" // int64
+	SchemaID    = "fluss_schema_id"  // int64
 	MessageID   = "fluss_message_id" // string: FormatMessageID of the message's table, partition, bucket and offset
 )
 

@@ -35,6 +35,10 @@ type Options struct {
 	// Conf holds extra server.yaml entries for every server, for example
 	// "log.segment.file-size": "1kb". Values may not contain '#'.
 	Conf map[string]string
+	// Version is the Fluss release to run, e.g. "0.7.0"; "" means
+	// $FLUSS_VERSION or, when that is unset, the script's default (see
+	// [Version]).
+	Version string
 }
 
 // Cluster is a running Fluss cluster started by scripts/fluss-cluster.sh.
@@ -114,7 +118,11 @@ func startCluster(opts Options) (*Cluster, error) {
 	for _, k := range keys {
 		args = append(args, "--conf", k+"="+opts.Conf[k])
 	}
-	stdout, err := runScript(root, upTimeout, args...)
+	var scriptEnv []string
+	if opts.Version != "" {
+		scriptEnv = append(scriptEnv, EnvVersion+"="+opts.Version)
+	}
+	stdout, err := runScript(root, scriptEnv, upTimeout, args...)
 	if err != nil {
 		// `up` stops what it started and deletes the directory on failure.
 		_ = os.RemoveAll(dir)
@@ -150,7 +158,7 @@ func startCluster(opts Options) (*Cluster, error) {
 // safe to call more than once.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
-		_, err := runScript(c.root, commandTimeout, "down", "--kill", "--dir", c.Dir)
+		_, err := runScript(c.root, nil, commandTimeout, "down", "--kill", "--dir", c.Dir)
 		if err != nil {
 			c.stopErr = fmt.Errorf("stopping the Fluss cluster in %s: %w", c.Dir, err)
 		}
@@ -180,7 +188,7 @@ func (c *Cluster) StartTabletServer(id int) error {
 
 func (c *Cluster) tabletCommand(cmd string, id int, extra ...string) error {
 	args := append([]string{cmd, strconv.Itoa(id), "--dir", c.Dir}, extra...)
-	if _, err := runScript(c.root, commandTimeout, args...); err != nil {
+	if _, err := runScript(c.root, nil, commandTimeout, args...); err != nil {
 		return fmt.Errorf("%s %d: %w", cmd, id, err)
 	}
 	return nil
@@ -259,14 +267,16 @@ func tailLines(path string, n int) ([]string, error) {
 	return lines, sc.Err()
 }
 
-// runScript runs scripts/fluss-cluster.sh with args and returns its stdout;
-// on failure the error carries its stderr (which includes log tails).
-func runScript(root string, timeout time.Duration, args ...string) (string, error) {
+// runScript runs scripts/fluss-cluster.sh with args and extra environment
+// entries (KEY=VALUE) and returns its stdout; on failure the error carries
+// its stderr (which includes log tails).
+func runScript(root string, env []string, timeout time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	script := filepath.Join(root, "scripts", "fluss-cluster.sh")
 	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr

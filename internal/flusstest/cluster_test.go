@@ -46,6 +46,34 @@ func TestRepoRoot(t *testing.T) {
 	}
 }
 
+func TestVersion(t *testing.T) {
+	for _, c := range []struct {
+		v            string
+		major, minor int
+		want         bool
+	}{
+		{"0.7.0", 0, 8, false},
+		{"0.7.0", 0, 7, true},
+		{"0.8.0-incubating", 0, 8, true},
+		{"0.9.1-incubating", 0, 10, false},
+		{"0.10.0", 0, 9, true},
+		{"1.0", 0, 11, true},
+		{"latest", 0, 0, false},
+	} {
+		if got := AtLeast(c.v, c.major, c.minor); got != c.want {
+			t.Errorf("AtLeast(%q, %d, %d) = %v, want %v", c.v, c.major, c.minor, got, c.want)
+		}
+	}
+	t.Setenv(EnvVersion, "0.7.0")
+	if v := Version(t); v != "0.7.0" {
+		t.Errorf("Version() with %s=0.7.0 = %q", EnvVersion, v)
+	}
+	t.Setenv(EnvVersion, "")
+	if v := Version(t); !AtLeast(v, 0, 0) {
+		t.Errorf("Version() without %s = %q, want the script's default release", EnvVersion, v)
+	}
+}
+
 // TestSharedClusterAnswers checks that the shared cluster's bootstrap address
 // accepts TCP connections.
 func TestSharedClusterAnswers(t *testing.T) {
@@ -66,6 +94,9 @@ func TestOwnCluster(t *testing.T) {
 	dial(t, c.PlaintextBootstrap)
 	if c.Tablets != 2 || c.Version == "" || c.Dir == "" || c.Username == "" || c.Password == "" {
 		t.Errorf("cluster fields not filled in: %+v", c)
+	}
+	if want := Version(t); c.Version != want {
+		t.Errorf("cluster runs Fluss %q, want %q (Version)", c.Version, want)
 	}
 	if shared := Require(t); shared == c.Bootstrap {
 		t.Errorf("own cluster has the shared cluster's address %s", shared)

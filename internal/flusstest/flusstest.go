@@ -12,6 +12,11 @@
 // that needs a cluster of its own (several tablet servers, SASL, killing
 // servers) calls [StartCluster].
 //
+// FLUSS_VERSION ([EnvVersion]) names the Fluss release: the one running at
+// FLUSS_BOOTSTRAP, or the one the clusters started here run (default: the
+// cluster script's, 0.9.1-incubating); the Java fixture tool uses the client
+// of that release. [Version] returns it, [AtLeast] compares it.
+//
 // Java and, for the first download of the Fluss jars, Maven are needed. When
 // they are missing the tests fail, except outside CI (env CI unset), where
 // they are skipped with the reason.
@@ -38,6 +43,12 @@ import (
 // running cluster ("host:port"); when it is set no cluster is started.
 const EnvBootstrap = "FLUSS_BOOTSTRAP"
 
+// EnvVersion names the environment variable with the Fluss release of the
+// cluster at FLUSS_BOOTSTRAP, or of the clusters the tests start (e.g.
+// "0.7.0"); the Java fixture tool uses that release's client. Unset, it is
+// the release scripts/fluss-cluster.sh starts by default.
+const EnvVersion = "FLUSS_VERSION"
+
 // shared is the cluster of the test binary, started on first use.
 var shared struct {
 	mu        sync.Mutex
@@ -50,7 +61,11 @@ var shared struct {
 // Main runs the tests of a package (call it from TestMain) and afterwards
 // stops the cluster that [Require] or [Bootstrap] may have started. If tests
 // failed, it prints the tail of that cluster's logs first. It does not return.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is [Main] for a TestMain with work of its own after the tests: it
+// returns the exit code instead of exiting.
+func Run(m *testing.M) int {
 	code := m.Run()
 	shared.mu.Lock()
 	c := shared.cluster
@@ -67,7 +82,7 @@ func Main(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Require returns the bootstrap address ("127.0.0.1:PORT") of the test
@@ -117,6 +132,63 @@ func sharedBootstrap() (string, error) {
 	shared.cluster = c
 	shared.bootstrap = c.Bootstrap
 	return c.Bootstrap, nil
+}
+
+// Version returns the Fluss release the tests run against: $FLUSS_VERSION,
+// else the default of scripts/fluss-cluster.sh (FLUSS_DEFAULT_VERSION in
+// scripts/lib/fluss-version.sh). It fails the test when neither gives a
+// MAJOR.MINOR… version.
+func Version(t testing.TB) string {
+	t.Helper()
+	v := strings.TrimSpace(os.Getenv(EnvVersion))
+	if v == "" {
+		var err error
+		if v, err = defaultVersion(); err != nil {
+			t.Fatalf("flusstest: %v", err)
+		}
+	}
+	if _, _, ok := majorMinor(v); !ok {
+		t.Fatalf("flusstest: %s=%q does not start with MAJOR.MINOR", EnvVersion, v)
+	}
+	return v
+}
+
+// AtLeast reports whether release version is major.minor or later.
+func AtLeast(version string, major, minor int) bool {
+	ma, mi, ok := majorMinor(version)
+	return ok && (ma > major || ma == major && mi >= minor)
+}
+
+var versionRE = regexp.MustCompile(`^(\d+)\.(\d+)`)
+
+func majorMinor(v string) (major, minor int, ok bool) {
+	m := versionRE.FindStringSubmatch(v)
+	if m == nil {
+		return 0, 0, false
+	}
+	major, _ = strconv.Atoi(m[1])
+	minor, _ = strconv.Atoi(m[2])
+	return major, minor, true
+}
+
+var defaultVersionRE = regexp.MustCompile(`(?m)^FLUSS_DEFAULT_VERSION="([^"]+)"`)
+
+// defaultVersion reads the release the cluster script starts by default.
+func defaultVersion() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	lib := filepath.Join(root, "scripts", "lib", "fluss-version.sh")
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		return "", fmt.Errorf("reading the default Fluss version: %w", err)
+	}
+	m := defaultVersionRE.FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("%s has no FLUSS_DEFAULT_VERSION=\"…\" line", lib)
+	}
+	return string(m[1]), nil
 }
 
 // UnavailableError reports that a cluster cannot be started on this machine

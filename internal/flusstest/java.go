@@ -27,11 +27,15 @@ func RunJava(t testing.TB, args ...string) string {
 }
 
 // RunJava runs the Java fixture tool against this cluster, as the package
-// function RunJava does for the shared one. For a SASL cluster the tool also
-// gets FLUSS_SASL_USERNAME and FLUSS_SASL_PASSWORD in its environment.
+// function RunJava does for the shared one, with the client of the
+// cluster's release (FLUSS_VERSION). For a SASL cluster the tool also gets
+// FLUSS_SASL_USERNAME and FLUSS_SASL_PASSWORD in its environment.
 func (c *Cluster) RunJava(t testing.TB, args ...string) string {
 	t.Helper()
 	env := []string{EnvBootstrap + "=" + c.Bootstrap}
+	if c.Version != "" {
+		env = append(env, EnvVersion+"="+c.Version)
+	}
 	if c.Username != "" {
 		env = append(env, "FLUSS_SASL_USERNAME="+c.Username, "FLUSS_SASL_PASSWORD="+c.Password)
 	}

@@ -1,23 +1,29 @@
 package flusstool;
 
+import org.apache.fluss.client.admin.Admin;
+import org.apache.fluss.metadata.TablePath;
 import org.apache.fluss.row.BinaryString;
 import org.apache.fluss.row.Decimal;
 import org.apache.fluss.row.InternalRow;
 import org.apache.fluss.row.TimestampLtz;
 import org.apache.fluss.row.TimestampNtz;
 import org.apache.fluss.types.DataType;
+import org.apache.fluss.types.RowType;
 
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import static flusstool.Main.*;
 import static flusstool.Cli.*;
 import static flusstool.Tables.*;
 
 // ------------------------------------------------------------------
-// reflection bridge to the classes that Fluss 0.8 does not have
+// reflection bridge to the classes and methods that Fluss 0.8 (and 0.7) lack
 
 final class Nested {
     static final boolean AVAILABLE;
@@ -100,6 +106,31 @@ final class Nested {
         }
     }
 
+    /**
+     * Fails when the table has ARRAY, MAP or ROW columns and this client (before
+     * 0.9) cannot write them: it has no GenericArray/GenericMap, and the 0.7
+     * writer rejects them anyway ("not supported in indexedRow").
+     */
+    static void requireWritable(TablePath path, RowType rt) {
+        if (AVAILABLE) {
+            return;
+        }
+        List<String> nested = new ArrayList<>();
+        for (int i = 0; i < rt.getFieldCount(); i++) {
+            String root = rt.getTypeAt(i).getTypeRoot().name();
+            if (root.equals("ARRAY") || root.equals("MAP") || root.equals("ROW")) {
+                nested.add(rt.getFieldNames().get(i));
+            }
+        }
+        if (!nested.isEmpty()) {
+            throw new ToolException(
+                    path + " has ARRAY/MAP/ROW columns " + nested
+                            + ", which this Fluss client cannot write (it has no"
+                            + " GenericArray/GenericMap, and the 0.7 writer fails with \"not"
+                            + " supported in indexedRow\"): writing them needs Fluss 0.9 or later");
+        }
+    }
+
     static Object invoke(Method m, Object target, Object... args) {
         try {
             return m.invoke(target, args);
@@ -129,6 +160,25 @@ final class Nested {
             return genericMap.newInstance(values);
         } catch (ReflectiveOperationException e) {
             throw new ToolException(describe(e), e);
+        }
+    }
+
+    /**
+     * admin.alterTable(path, changes, false), which Fluss 0.7 lacks (it came
+     * in 0.8, and adding columns in 0.9): called through reflection so that the
+     * tool compiles against every client.
+     */
+    static CompletableFuture<?> alterTable(Admin admin, TablePath path, List<Object> changes) {
+        return (CompletableFuture<?>) invoke(alterTableMethod(), admin, path, changes, false);
+    }
+
+    static Method alterTableMethod() {
+        try {
+            return Admin.class.getMethod("alterTable", TablePath.class, List.class, boolean.class);
+        } catch (NoSuchMethodException e) {
+            throw new ToolException(
+                    "this Fluss client has no Admin.alterTable(path, changes, ignoreIfNotExists)"
+                            + " (Fluss 0.7 and older): adding columns needs Fluss 0.9 or later");
         }
     }
 

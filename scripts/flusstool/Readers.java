@@ -159,7 +159,7 @@ final class Readers {
         String onlyPartition = a.get("partition");
         a.done(1);
         requireTable(admin, path);
-        try (Table table = conn.getTable(path)) {
+        try (Table table = openTable(conn, path)) {
             TableInfo ti = table.getTableInfo();
             RowType rt = ti.getRowType();
             if (columns != null) {

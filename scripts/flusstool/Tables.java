@@ -1,8 +1,11 @@
 package flusstool;
 
+import org.apache.fluss.client.Connection;
 import org.apache.fluss.client.admin.Admin;
 import org.apache.fluss.client.admin.OffsetSpec;
+import org.apache.fluss.client.table.Table;
 import org.apache.fluss.metadata.DatabaseDescriptor;
+import org.apache.fluss.metadata.LogFormat;
 import org.apache.fluss.metadata.PartitionInfo;
 import org.apache.fluss.metadata.PartitionSpec;
 import org.apache.fluss.metadata.Schema;
@@ -111,6 +114,7 @@ final class Tables {
         }
         String logFormat = a.get("log-format");
         if (logFormat != null) {
+            requireLogFormat(logFormat.toUpperCase(Locale.ROOT));
             tb.property("table.log.format", logFormat.toUpperCase(Locale.ROOT));
         }
         String kvFormat = a.get("kv-format");
@@ -179,6 +183,19 @@ final class Tables {
         return 0;
     }
 
+    /** Fails for a log format this client lacks (COMPACTED before 0.9). */
+    static void requireLogFormat(String format) {
+        List<String> known = new ArrayList<>();
+        for (LogFormat f : LogFormat.values()) {
+            known.add(f.name());
+        }
+        if (!known.contains(format)) {
+            throw new ToolException(
+                    "--log-format " + format + ": this Fluss client has only the log formats " + known
+                            + (format.equals("COMPACTED") ? " (COMPACTED logs need Fluss 0.9 or later)" : ""));
+        }
+    }
+
     /** Waits until the table's buckets have leaders (list-offsets answers). */
     static TableInfo waitTableReady(Admin admin, TablePath path) throws Exception {
         return waitTableReady(admin, path, timeoutSeconds);
@@ -218,6 +235,29 @@ final class Tables {
         }
         throw new ToolException(
                 "table " + path + " has no bucket leaders after " + waitSeconds + "s: " + describe(last));
+    }
+
+    /**
+     * conn.getTable(path), retried for up to 30 s while the server the client
+     * asks for metadata does not know the table yet: a tablet server learns
+     * of a new table from the coordinator asynchronously, and the 0.7 client
+     * fails meanwhile with "table: DB.T not found in cluster" (seen once on a
+     * loaded machine, right after create-table).
+     */
+    static Table openTable(Connection conn, TablePath path) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.min(30, timeoutSeconds));
+        while (true) {
+            try {
+                return conn.getTable(path);
+            } catch (RuntimeException e) {
+                String m = String.valueOf(e.getMessage());
+                if (!m.contains("not found in cluster") || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                debug("%s; asking again", m);
+                Thread.sleep(200);
+            }
+        }
     }
 
     static void requireTable(Admin admin, TablePath path) throws Exception {
@@ -298,13 +338,12 @@ final class Tables {
         }
         String comment = a.get("comment");
         a.done(1);
+        Nested.alterTableMethod(); // fails first on a client without alterTable (0.7)
         List<Object> changes = new ArrayList<>();
         for (Column c : TypeParser.parseColumns(spec)) {
             changes.add(Nested.addColumnChange(c.name(), c.type(), comment));
         }
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        CompletableFuture<Void> f = admin.alterTable(path, (List) changes, false);
-        await(f, "alter table " + path);
+        await(Nested.alterTable(admin, path, changes), "alter table " + path);
         printStatus(out, "alter-table-add-column", path.toString(), null);
         return 0;
     }

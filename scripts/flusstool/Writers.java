@@ -53,7 +53,7 @@ final class Writers {
         if ((file == null) == (rows < 0)) {
             throw new UsageException(a.command + " needs exactly one of --rows N and --file F");
         }
-        try (Table table = conn.getTable(path)) {
+        try (Table table = openTable(conn, path)) {
             TableInfo ti = table.getTableInfo();
             RowType rt = ti.getRowType();
             boolean pkTable = ti.hasPrimaryKey();
@@ -63,6 +63,7 @@ final class Writers {
             if (!a.command.equals("append") && !pkTable) {
                 throw new UsageException(path + " is a log table (no primary key): use append");
             }
+            Nested.requireWritable(path, rt);
             AppendWriter appender = null;
             UpsertWriter upserter = null;
             if (a.command.equals("append")) {

@@ -29,19 +29,19 @@ clientPortAddress=127.0.0.1
 maxClientCnxns=0
 admin.enableServer=false
 EOF
-	cat >"$conf/log4j2.properties" <<'EOF'
+	cat >"$conf/log4j2.properties" <<EOF
 status = warn
 appender.file.type = File
 appender.file.name = file
-appender.file.fileName = ${sys:log.file}
+appender.file.fileName = \${sys:log.file}
 appender.file.append = true
 appender.file.layout.type = PatternLayout
 appender.file.layout.pattern = %d{yyyy-MM-dd HH:mm:ss.SSS} %-5p [%t] %c{1} - %m%n
 rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = file
-logger.zk.name = org.apache.fluss.shaded.zookeeper3
+logger.zk.name = $FLUSS_PKG.shaded.zookeeper3
 logger.zk.level = WARN
-logger.curator.name = org.apache.fluss.shaded.curator5
+logger.curator.name = $FLUSS_PKG.shaded.curator5
 logger.curator.level = WARN
 EOF
 	# server.yaml is Fluss's flat `key: value` format (a '#' starts a comment
@@ -50,7 +50,7 @@ EOF
 		printf 'zookeeper.address: 127.0.0.1:%s\n' "$ZK_PORT"
 		printf 'zookeeper.path.root: /fluss\n'
 		printf 'zookeeper.client.session-timeout: %s\n' "$ZK_SESSION_TIMEOUT"
-		printf 'remote.data.dir: %s\n' "$CLUSTER_DIR/remote"
+		printf 'remote.data.dir: %s\n' "${REMOTE_DATA_DIR:-$CLUSTER_DIR/remote}"
 		printf 'default.bucket.number: 1\n'
 		printf 'default.replication.factor: 1\n'
 		printf 'netty.server.num-network-threads: 1\n'
@@ -59,8 +59,8 @@ EOF
 			printf 'internal.listener.name: INTERNAL\n'
 			printf 'security.protocol.map: CLIENT:SASL\n'
 			printf 'security.sasl.enabled.mechanisms: PLAIN\n'
-			printf 'security.sasl.plain.jaas.config: org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_%s="%s" user_%s="%s";\n' \
-				"$SASL_USER" "$SASL_PASSWORD" "$SASL_USER2" "$SASL_PASSWORD2"
+			printf 'security.sasl.plain.jaas.config: %s.security.auth.sasl.plain.PlainLoginModule required user_%s="%s" user_%s="%s";\n' \
+				"$FLUSS_PKG" "$SASL_USER" "$SASL_PASSWORD" "$SASL_USER2" "$SASL_PASSWORD2"
 		fi
 		local kv
 		for kv in "${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"}"; do

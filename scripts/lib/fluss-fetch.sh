@@ -21,7 +21,7 @@ write_fetch_pom() {
   <packaging>pom</packaging>
   <dependencies>
     <dependency>
-      <groupId>org.apache.fluss</groupId>
+      <groupId>${FLUSS_GROUP}</groupId>
       <artifactId>${artifact}</artifactId>
       <version>${FLUSS_VERSION}</version>
     </dependency>
@@ -75,7 +75,7 @@ fetch_jars() {
 			-DincludeScope=runtime -DoutputDirectory="$work/jars" >"$work/mvn.log" 2>&1; then
 			cat "$work/mvn.log" >&2
 			rm -rf "$work"
-			die "mvn could not fetch org.apache.fluss:fluss-$role:$FLUSS_VERSION (output above; is FLUSS_VERSION=$FLUSS_VERSION published on Maven Central?)"
+			die "mvn could not fetch $FLUSS_GROUP:fluss-$role:$FLUSS_VERSION (output above; is FLUSS_VERSION=$FLUSS_VERSION published on Maven Central?)"
 		fi
 		compgen -G "$work/jars/fluss-$role-*.jar" >/dev/null ||
 			die "mvn finished but no fluss-$role jar is in $work/jars"

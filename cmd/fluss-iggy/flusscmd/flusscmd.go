@@ -68,6 +68,11 @@ func commonFlags() []cli.Flag {
 		&cli.StringFlag{Name: "sasl-user", Usage: "SASL/PLAIN user name", EnvVars: []string{"FLUSS_SASL_USERNAME"}},
 		&cli.StringFlag{Name: "sasl-password", Usage: "SASL/PLAIN password", EnvVars: []string{"FLUSS_SASL_PASSWORD"}},
 		&cli.DurationFlag{Name: "timeout", Usage: "give up after this long without progress", Value: 2 * time.Minute},
+		&cli.StringFlag{Name: "s3-endpoint", Usage: "S3 endpoint of an s3:// remote.data.dir (http(s)://HOST:PORT); default: the cluster's security token's", EnvVars: []string{"FLUSS_S3_ENDPOINT"}},
+		&cli.StringFlag{Name: "s3-region", Usage: "S3 region (default: the token's, else us-east-1)", EnvVars: []string{"FLUSS_S3_REGION"}},
+		&cli.StringFlag{Name: "s3-access-key", Usage: "S3 access key (default: credentials from the cluster's security token)", EnvVars: []string{"FLUSS_S3_ACCESS_KEY"}},
+		&cli.StringFlag{Name: "s3-secret-key", Usage: "S3 secret key, with --s3-access-key", EnvVars: []string{"FLUSS_S3_SECRET_KEY"}},
+		&cli.BoolFlag{Name: "s3-path-style", Usage: "address buckets as ENDPOINT/BUCKET (most S3-compatible servers)", EnvVars: []string{"FLUSS_S3_PATH_STYLE"}},
 	}
 }
 
@@ -260,6 +265,10 @@ func withClient(cc *cli.Context, fn func(ctx context.Context, c *fluss.Client) e
 	if u := cc.String("sasl-user"); u != "" {
 		opts = append(opts, fluss.SASLPlain(u, cc.String("sasl-password")))
 	}
+	opts = append(opts, fluss.Remote(fluss.RemoteStorageOptions{S3: fluss.S3Options{
+		Endpoint: cc.String("s3-endpoint"), Region: cc.String("s3-region"), PathStyle: cc.Bool("s3-path-style"),
+		AccessKey: cc.String("s3-access-key"), SecretKey: cc.String("s3-secret-key"),
+	}}))
 	dctx, cancel := context.WithTimeout(ctx, cc.Duration("timeout"))
 	c, err := fluss.NewClient(dctx, opts...)
 	cancel()
