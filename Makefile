@@ -85,7 +85,7 @@ bench: build
 # cluster-up starts a local Fluss cluster in $TMPDIR/fluss-iggy-cluster (TMPDIR default /tmp)
 # and prints FLUSS_BOOTSTRAP=... last; cluster-down stops it and deletes that directory.
 cluster-up:
-	scripts/fluss-cluster.sh up
+	scripts/fluss-cluster.sh up --conf kv.snapshot.interval=5s
 
 cluster-down:
 	scripts/fluss-cluster.sh down

@@ -118,38 +118,12 @@ func (c *Client) NewScanner(info *TableInfo, opts ...ScanOption) (*Scanner, erro
 	if info == nil || info.Schema == nil {
 		return nil, errors.New("fluss: NewScanner needs a table info")
 	}
-	cfg := scanConfig{
-		maxBytes:       DefaultFetchMaxBytes,
-		maxBucketBytes: DefaultFetchMaxBucketBytes,
-		minBytes:       DefaultFetchMinBytes,
-		maxWait:        DefaultFetchMaxWait,
-		mem:            memory.DefaultAllocator,
-		checkCRC:       true,
-		pushdown:       true,
-		maxBuffered:    1,
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if cfg.maxBytes <= 0 || cfg.maxBucketBytes <= 0 {
-		return nil, fmt.Errorf("fluss: scan %s: fetch max bytes must be positive", info.Path)
-	}
-	if cfg.maxWait < 0 {
-		cfg.maxWait = 0
-	}
-	if cfg.maxBuffered < 1 {
-		cfg.maxBuffered = 1
-	}
-	if cfg.remote == nil {
-		rs, err := c.remoteStorage()
-		if err != nil {
-			return nil, fmt.Errorf("fluss: scan %s: remote storage: %w", info.Path, err)
-		}
-		cfg.remote = rs
+	cfg, err := c.scanConfig(info, opts)
+	if err != nil {
+		return nil, err
 	}
 	format := records.LogFormatArrow
 	if d := info.Descriptor; d != nil {
-		var err error
 		if format, err = records.ParseLogFormat(d.LogFormat()); err != nil {
 			return nil, fmt.Errorf("fluss: scan %s: %w", info.Path, err)
 		}
@@ -186,14 +160,43 @@ func (c *Client) NewScanner(info *TableInfo, opts ...ScanOption) (*Scanner, erro
 		s.proj = idx
 		s.serverProj = records.ServerProjection(idx)
 	}
-	as, err := s.schema.ArrowSchema()
+	s.arrowSchema, err = s.schema.ArrowSchema()
 	if err != nil {
 		return nil, fmt.Errorf("fluss: scan %s: %w", info.Path, err)
 	}
-	s.arrowSchema = as
 	s.dec.init(s)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
+}
+
+// scanConfig applies the options to the defaults and checks them.
+func (c *Client) scanConfig(info *TableInfo, opts []ScanOption) (scanConfig, error) {
+	cfg := scanConfig{
+		maxBytes:       DefaultFetchMaxBytes,
+		maxBucketBytes: DefaultFetchMaxBucketBytes,
+		minBytes:       DefaultFetchMinBytes,
+		maxWait:        DefaultFetchMaxWait,
+		mem:            memory.DefaultAllocator,
+		checkCRC:       true,
+		pushdown:       true,
+		maxBuffered:    1,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.maxBytes <= 0 || cfg.maxBucketBytes <= 0 {
+		return cfg, fmt.Errorf("fluss: scan %s: fetch max bytes must be positive", info.Path)
+	}
+	cfg.maxWait = max(cfg.maxWait, 0)
+	cfg.maxBuffered = max(cfg.maxBuffered, 1)
+	if cfg.remote == nil {
+		rs, err := c.remoteStorage()
+		if err != nil {
+			return cfg, fmt.Errorf("fluss: scan %s: remote storage: %w", info.Path, err)
+		}
+		cfg.remote = rs
+	}
+	return cfg, nil
 }
 
 // Table returns the table info the scanner was created with.

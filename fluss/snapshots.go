@@ -3,7 +3,12 @@ package fluss
 import (
 	"context"
 	"fmt"
+	"io"
+	"path"
 	"sort"
+	"strings"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss/internal/kvsnap"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
@@ -86,6 +91,52 @@ func (c *Client) KVSnapshotFiles(ctx context.Context, b TableBucket, snapshotID 
 		out.Files = append(out.Files, SnapshotFile{RemotePath: f.GetRemotePath(), LocalName: f.GetLocalFileName()})
 	}
 	return out, nil
+}
+
+// maxMetadataBytes bounds the _METADATA file read by KVSnapshotSize.
+const maxMetadataBytes = 64 << 20
+
+// KVSnapshotSize returns the stored size of a snapshot's files (shared SST
+// files and private files) from the _METADATA file beside its private files
+// in remote storage. A _METADATA file remote storage does not have is an
+// error wrapping ErrSnapshotGone.
+func (c *Client) KVSnapshotSize(ctx context.Context, b TableBucket, files KVSnapshotFiles) (int64, error) {
+	what := fmt.Sprintf("KV snapshot %d of %s", files.SnapshotID, b)
+	dir := ""
+	for _, f := range files.Files {
+		if !strings.HasSuffix(f.LocalName, ".sst") {
+			dir = f.RemotePath[:strings.LastIndex(f.RemotePath, "/")+1]
+			break
+		}
+	}
+	if dir == "" {
+		return 0, fmt.Errorf("fluss: %s: no private file tells where its %s is", what, kvsnap.MetadataFile)
+	}
+	storage, err := c.remoteStorage()
+	if err != nil {
+		return 0, fmt.Errorf("fluss: %s: remote storage: %w", what, err)
+	}
+	file := dir + kvsnap.MetadataFile
+	rc, err := storage.Open(ctx, file, 0)
+	if err == nil {
+		defer rc.Close()
+		var data []byte
+		data, err = io.ReadAll(io.LimitReader(&ctxReader{ctx: ctx, r: rc}, maxMetadataBytes))
+		if err == nil {
+			var m *kvsnap.Metadata
+			if m, err = kvsnap.Parse(data); err == nil {
+				var n int64
+				for _, f := range append(m.SharedFiles, m.PrivateFiles...) {
+					n += f.Size
+				}
+				return n, nil
+			}
+		}
+	}
+	if isNotFound(err) {
+		err = fmt.Errorf("%w: %v", ErrSnapshotGone, err)
+	}
+	return 0, fmt.Errorf("fluss: %s: %s: %w", what, path.Base(file), err)
 }
 
 // partitionSuffix is " partition NAME", or "" for no partition.

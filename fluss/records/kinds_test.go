@@ -18,7 +18,8 @@ import (
 // then checks that each per-type switch knows it: the Arrow type
 // (types.ArrowType), the KV row encoding (records.NewRowEncoder), the
 // canonical JSON (jsonrow) and the row-format log decoders (a COMPACTED
-// and an INDEXED batch of the type must decode). The ARROW decoder's side
+// and an INDEXED batch of the type must decode) and the KV value decoder
+// (records.ValueDecoder, both formats). The ARROW decoder's side
 // (loadArray) is checked by the all-types round trips against the Java
 // tool, the row decoders' values by TestRowFormatSeedsMatchArrow (the
 // same all-types rows in ARROW, COMPACTED and INDEXED). The KV row
@@ -75,13 +76,16 @@ func TestEveryKindEverywhere(t *testing.T) {
 			if err := decodeNullRow(schema, as, f); err != nil {
 				t.Errorf("%s (%s): no %s log decoding: %v", syntax, k.RootName(), f, err)
 			}
+			if err := decodeNullValue(schema, f); err != nil {
+				t.Errorf("%s (%s): no %s KV value decoding: %v", syntax, k.RootName(), f, err)
+			}
 		}
 	}
 }
 
-// decodeNullRow decodes a one-row batch of schema (columns id BIGINT NOT
-// NULL = 7 and a null v) in a row format.
-func decodeNullRow(schema *types.Schema, as *arrow.Schema, f records.LogFormat) error {
+// nullRow is the row of schema (columns id BIGINT NOT NULL = 7 and a null
+// v) in a row format.
+func nullRow(schema *types.Schema, f records.LogFormat) []byte {
 	row := []byte{0x02} // null bitmap: v
 	if f == records.LogFormatIndexed {
 		// No length slot for v unless it has variable length: put one
@@ -89,10 +93,40 @@ func decodeNullRow(schema *types.Schema, as *arrow.Schema, f records.LogFormat) 
 		if !isFixed(schema.Columns[1].Type) {
 			row = append(row, 0, 0, 0, 0)
 		}
-		row = binary.LittleEndian.AppendUint64(row, 7)
-	} else {
-		row = append(row, 7)
+		return binary.LittleEndian.AppendUint64(row, 7)
 	}
+	return append(row, 7)
+}
+
+// decodeNullValue decodes nullRow as a KV value (schema id 1) with
+// records.ValueDecoder.
+func decodeNullValue(schema *types.Schema, f records.LogFormat) error {
+	d, err := records.NewValueDecoder(func(int16) (*types.Schema, error) { return schema, nil }, 1, f)
+	if err != nil {
+		return err
+	}
+	defer d.Release()
+	if err := d.Append(append([]byte{1, 0}, nullRow(schema, f)...)); err != nil {
+		return err
+	}
+	r, err := d.Flush()
+	if err != nil {
+		return err
+	}
+	defer r.Release()
+	if r.NumRows() != 1 {
+		return fmt.Errorf("decoded %d rows, want 1", r.NumRows())
+	}
+	if id := r.Column(0).(*array.Int64).Value(0); id != 7 || !r.Column(1).IsNull(0) {
+		return fmt.Errorf("decoded id %d and v %s, want 7 and null", id, r.Column(1))
+	}
+	return nil
+}
+
+// decodeNullRow decodes a one-row batch of schema (columns id BIGINT NOT
+// NULL = 7 and a null v) in a row format.
+func decodeNullRow(schema *types.Schema, as *arrow.Schema, f records.LogFormat) error {
+	row := nullRow(schema, f)
 	rec := binary.LittleEndian.AppendUint32(nil, uint32(len(row)+1))
 	rec = append(append(rec, byte(records.AppendOnly)), row...)
 	batch := make([]byte, records.HeaderSize, records.HeaderSize+len(rec))

@@ -1,7 +1,6 @@
 package flussinput
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,80 +11,6 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
-
-// checkpointVersion is the version of the stored JSON value.
-const checkpointVersion = 1
-
-// checkpointValue is the JSON value stored under checkpoint_key: the next
-// offset to read of every bucket, and the id of the table they belong to.
-type checkpointValue struct {
-	Version  int                `json:"version"`
-	Database string             `json:"database"`
-	Table    string             `json:"table"`
-	TableID  int64              `json:"table_id"`
-	Buckets  []checkpointBucket `json:"buckets"`
-
-	// unresumable marks a value that could not be used (corrupt, or of
-	// another table id): buckets start by on_unresumable_offset.
-	unresumable bool
-}
-
-// checkpointBucket is the position of one bucket.
-type checkpointBucket struct {
-	// PartitionID is absent for tables without partitions.
-	PartitionID *int64 `json:"partition_id,omitempty"`
-	// Partition is the partition name, for people reading the value.
-	Partition string `json:"partition,omitempty"`
-	Bucket    int32  `json:"bucket"`
-	// Offset is the next offset to read: every row below it was acknowledged.
-	Offset int64 `json:"offset"`
-}
-
-func (b checkpointBucket) key() bucketKey {
-	k := bucketKey{partitionID: fluss.NoPartition, bucket: b.Bucket}
-	if b.PartitionID != nil {
-		k.partitionID = *b.PartitionID
-	}
-	return k
-}
-
-// errCorruptCheckpoint marks a stored value that can never be parsed.
-var errCorruptCheckpoint = errors.New("corrupt checkpoint")
-
-// parseCheckpoint decodes a stored value. Errors wrap errCorruptCheckpoint
-// and name the key.
-func parseCheckpoint(key string, b []byte) (*checkpointValue, error) {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w in cache key %q: %s", errCorruptCheckpoint, key, fmt.Sprintf(format, args...))
-	}
-	var v checkpointValue
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, bad("not a JSON checkpoint: %v", err)
-	}
-	if dec.More() {
-		return nil, bad("trailing data after the JSON value")
-	}
-	if v.Version != checkpointVersion {
-		return nil, bad("unsupported version %d (this input writes version %d)", v.Version, checkpointVersion)
-	}
-	if v.TableID < 0 {
-		return nil, bad("negative table_id %d", v.TableID)
-	}
-	seen := make(map[bucketKey]bool, len(v.Buckets))
-	for _, b := range v.Buckets {
-		k := b.key()
-		if b.Bucket < 0 || b.Offset < 0 || (b.PartitionID != nil && *b.PartitionID < 0) {
-			return nil, bad("invalid position %+v", b)
-		}
-		if seen[k] {
-			return nil, bad("%s listed twice", k)
-		}
-		seen[k] = true
-	}
-	return &v, nil
-}
 
 // ---------------------------------------------------------------------------
 // In-flight tracking
@@ -122,6 +47,10 @@ type bucketState struct {
 	persisted int64 // offset last written to the cache (-1: never)
 	readPos   int64 // next offset to hand out
 	removed   bool  // partition dropped: forget once nothing is in flight
+
+	// snap is set in the snapshot phase: offsets below snap.LogOffset count
+	// the snapshot's rows (start_offset: snapshot).
+	snap *checkpointSnapshot
 }
 
 // checkpointer tracks in-flight batches per bucket, works out the
@@ -137,6 +66,8 @@ type checkpointer struct {
 	dirty bool
 	// loadApplied: the loaded value was installed.
 	loadApplied bool
+	// loadedSnaps are the snapshot phases of the loaded positions.
+	loadedSnaps map[bucketKey]checkpointSnapshot
 
 	slots  chan struct{} // checkpoint_limit semaphore
 	notify chan struct{} // capacity 1: something to write
@@ -144,9 +75,10 @@ type checkpointer struct {
 
 func newCheckpointer(limit int) *checkpointer {
 	return &checkpointer{
-		states: map[bucketKey]*bucketState{},
-		slots:  make(chan struct{}, limit),
-		notify: make(chan struct{}, 1),
+		states:      map[bucketKey]*bucketState{},
+		loadedSnaps: map[bucketKey]checkpointSnapshot{},
+		slots:       make(chan struct{}, limit),
+		notify:      make(chan struct{}, 1),
 	}
 }
 
@@ -230,9 +162,44 @@ func (c *checkpointer) reset(k bucketKey, partition string, offset int64) uint64
 	}
 	c.dropEntriesLocked(st)
 	st.gen++
-	st.committed, st.readPos, st.removed = offset, offset, false
+	st.committed, st.readPos, st.removed, st.snap = offset, offset, false, nil
 	c.markDirtyLocked()
 	return st.gen
+}
+
+// startSnapshot creates the state of a bucket in its snapshot phase, rows
+// rows into snapshot snap, like start. An existing state moves to snap
+// from its first row, forgetting what is in flight (reset).
+func (c *checkpointer) startSnapshot(k bucketKey, partition string, snap checkpointSnapshot, rows int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.states[k]
+	if st == nil {
+		st = &bucketState{key: k, partition: partition, persisted: -1}
+		c.states[k] = st
+		c.extra = slices.DeleteFunc(c.extra, func(b checkpointBucket) bool { return b.key() == k })
+	} else {
+		c.dropEntriesLocked(st)
+		st.gen++
+	}
+	st.committed, st.readPos, st.removed, st.snap = rows, rows, false, &snap
+	c.markDirtyLocked()
+}
+
+// snapshotPhase returns the snapshot a bucket is being read from, when its
+// read position is still in it: from the bucket's state, else from the
+// loaded checkpoint.
+func (c *checkpointer) snapshotPhase(k bucketKey) (checkpointSnapshot, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.states[k]; st != nil {
+		if st.snap != nil && st.readPos < st.snap.LogOffset {
+			return *st.snap, true
+		}
+		return checkpointSnapshot{}, false
+	}
+	s, ok := c.loadedSnaps[k]
+	return s, ok
 }
 
 // skipTo moves the read position of a bucket forward to offset without
@@ -258,6 +225,7 @@ func (c *checkpointer) resetAll(tableID int64) {
 	}
 	c.states = map[bucketKey]*bucketState{}
 	c.extra = nil
+	clear(c.loadedSnaps)
 	c.tableID = tableID
 	c.markDirtyLocked()
 }
@@ -389,6 +357,10 @@ func (c *checkpointer) takeSnapshot(database, table string) (*snapshot, error) {
 			continue
 		}
 		b := checkpointBucket{Bucket: k.bucket, Offset: st.committed, Partition: st.partition}
+		if st.snap != nil && st.committed < st.snap.LogOffset {
+			snap := *st.snap
+			b.Snapshot = &snap
+		}
 		if k.partitionID != fluss.NoPartition {
 			pid := k.partitionID
 			b.PartitionID = &pid
@@ -468,6 +440,9 @@ func (c *checkpointer) loadOnce(v *checkpointValue) map[bucketKey]int64 {
 	out := make(map[bucketKey]int64, len(v.Buckets))
 	for _, b := range v.Buckets {
 		out[b.key()] = b.Offset
+		if b.Snapshot != nil {
+			c.loadedSnaps[b.key()] = *b.Snapshot
+		}
 	}
 	if !c.loadApplied {
 		c.loadApplied = true
@@ -488,6 +463,7 @@ func (c *checkpointer) clear() {
 	}
 	c.states = map[bucketKey]*bucketState{}
 	c.extra = nil
+	clear(c.loadedSnaps)
 	c.tableID = 0
 	c.loadApplied = false
 	c.dirty = false
@@ -529,53 +505,4 @@ func (c *checkpointer) setTableID(id int64) {
 		c.tableID = id
 		c.markDirtyLocked()
 	}
-}
-
-// ---------------------------------------------------------------------------
-// Cache access
-
-// checkpointStore reads and writes the value under checkpoint_key.
-type checkpointStore struct {
-	mgr   *service.Resources
-	cache string
-	key   string
-}
-
-// get returns the stored bytes, or nil when the key is absent.
-func (s *checkpointStore) get(ctx context.Context) ([]byte, error) {
-	var (
-		val    []byte
-		getErr error
-	)
-	err := s.mgr.AccessCache(ctx, s.cache, func(c service.Cache) {
-		val, getErr = c.Get(ctx, s.key)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("accessing cache %q: %w", s.cache, err)
-	}
-	if errors.Is(getErr, service.ErrKeyNotFound) {
-		return nil, nil
-	}
-	if getErr != nil {
-		return nil, fmt.Errorf("reading key %q from cache %q: %w", s.key, s.cache, getErr)
-	}
-	if val == nil {
-		val = []byte{}
-	}
-	return val, nil
-}
-
-// set stores a value without expiry.
-func (s *checkpointStore) set(ctx context.Context, val []byte) error {
-	var setErr error
-	err := s.mgr.AccessCache(ctx, s.cache, func(c service.Cache) {
-		setErr = c.Set(ctx, s.key, val, nil)
-	})
-	if err != nil {
-		return fmt.Errorf("accessing cache %q: %w", s.cache, err)
-	}
-	if setErr != nil {
-		return fmt.Errorf("writing key %q to cache %q: %w", s.key, s.cache, setErr)
-	}
-	return nil
 }

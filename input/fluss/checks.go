@@ -186,12 +186,14 @@ func checkStartOffset(raw string) (startMode, int64, error) {
 		return startModeLatest, 0, nil
 	case startTimestamp:
 		return startModeTimestamp, 0, nil
+	case startSnapshot:
+		return startModeSnapshot, 0, nil
 	default:
 		if n, ok := offsetNumber(s); ok {
 			return startModeOffset, n, nil
 		}
 	}
-	return 0, 0, fmt.Errorf("field %s: %s is not earliest, latest, timestamp or an offset (a whole number from 0)", fiFieldStartOffset, jsonText(raw))
+	return 0, 0, fmt.Errorf("field %s: %s is not earliest, latest, timestamp, snapshot or an offset (a whole number from 0)", fiFieldStartOffset, jsonText(raw))
 }
 
 // offsetNumber parses a non-negative decimal int64 without sign.

@@ -20,6 +20,7 @@ const (
 	startModeLatest
 	startModeTimestamp
 	startModeOffset
+	startModeSnapshot
 )
 
 // inputConfig is the validated configuration of one fluss input.
@@ -44,6 +45,7 @@ type inputConfig struct {
 	endAtLatest    bool
 	arrowPayload   bool
 	arrowCodec     string // arrow_ipc_compression: compressionNone, compressionLZ4 or compressionZstd
+	snapshotDir    string // snapshot_dir ("": the system's temporary directory)
 
 	partitions        []string // empty: all
 	discoveryInterval time.Duration
@@ -149,6 +151,9 @@ func (c *inputConfig) parseTable(pc *service.ParsedConfig) error {
 func (c *inputConfig) parsePosition(pc *service.ParsedConfig) error {
 	if err := c.parseStart(pc); err != nil {
 		return err
+	}
+	if c.startMode == startModeSnapshot && c.tableType == tableTypeLog {
+		return errors.New(snapshotNeedsPK)
 	}
 	var err error
 	if c.onUnresumable, err = enumField(pc, fiFieldOnUnresumable, unresumableFail, unresumableEarliest, unresumableLatest); err != nil {
@@ -328,8 +333,11 @@ func (c *inputConfig) defaultCheckpointKey() string {
 	return strings.ReplaceAll(b.String(), "/", "_")
 }
 
-// parseRemote reads remote_storage.
+// parseRemote reads remote_storage and snapshot_dir.
 func (c *inputConfig) parseRemote(pc *service.ParsedConfig) (err error) {
+	if c.snapshotDir, err = pc.FieldString(fiFieldSnapshotDir); err != nil {
+		return err
+	}
 	s3 := pc.Namespace(fiFieldRemote, fiFieldRemoteS3)
 	o := &c.remote.S3
 	for _, f := range []struct {

@@ -85,6 +85,14 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 	if err := w.subscribe(ctx, plan, parts); err != nil {
 		return nil, err
 	}
+	if len(w.snapshots) > 0 {
+		// The snapshots chosen are written before any of their rows is
+		// handed out: a restart reads the same ones (a newer snapshot
+		// would not delete keys that rows of the older one created).
+		if err := in.flushOnce(ctx); err != nil {
+			return nil, fmt.Errorf("writing the chosen KV snapshots to the checkpoint of table %s: %w", in.tablePath(), err)
+		}
+	}
 	in.started = true
 	bounded := in.startProgressLocked(plan)
 	in.log.Infof("Reading Fluss table %s (id %d, %s) from %d bucket(s)%s", in.tablePath(), info.TableID, tableKind(info), len(w.produced), bounded)
@@ -168,6 +176,13 @@ func (in *input) newWorker(client *fluss.Client, info *fluss.TableInfo) (*worker
 func (w *worker) subscribe(ctx context.Context, plan []plannedBucket, parts []fluss.PartitionInfo) error {
 	in := w.in
 	for _, pb := range plan {
+		if pb.snap != nil {
+			w.snapshots = append(w.snapshots, &snapshotRead{key: pb.key, partition: pb.partition, snap: *pb.snap, pos: pb.offset})
+			if pb.key.partitionID != fluss.NoPartition {
+				w.parts[pb.key.partitionID] = pb.partition
+			}
+			continue
+		}
 		if in.endOffsets != nil {
 			end, ok := in.endOffsets[pb.key]
 			if !ok || pb.offset >= end {
@@ -245,6 +260,9 @@ func (in *input) checkTable(info *fluss.TableInfo) error {
 		if !info.HasPrimaryKey() {
 			return fmt.Errorf("field %s: table %s is a log table, not a primary-key table", fiFieldTableType, path)
 		}
+	}
+	if in.conf.startMode == startModeSnapshot && !info.HasPrimaryKey() {
+		return fmt.Errorf("field %s: %s needs a primary-key table; table %s is a log table (use earliest)", fiFieldStartOffset, startSnapshot, path)
 	}
 	if len(in.conf.columns) > 0 {
 		if _, err := info.Schema.ProjectionIndices(in.conf.columns); err != nil {

@@ -45,8 +45,11 @@ func (in *input) flushLoop(stop, done chan struct{}) {
 	}
 }
 
-// flushOnce writes the current positions when they changed.
+// flushOnce writes the current positions when they changed. Writes are
+// serialised, so that an older value never overwrites a newer one.
 func (in *input) flushOnce(ctx context.Context) error {
+	in.flushMu.Lock()
+	defer in.flushMu.Unlock()
 	s, err := in.cp.takeSnapshot(in.conf.database, in.conf.table)
 	if err != nil || s == nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 )
 
 // unitKind says what a unit handed from the worker to ReadBatch means.
@@ -76,6 +77,7 @@ type input struct {
 	connectFailures int                 // consecutive failed Connects
 	flushStop       chan struct{}       // closed to stop the flusher
 	flushDone       chan struct{}       // closed when the flusher returned
+	flushMu         sync.Mutex          // one checkpoint write at a time
 	closed          bool
 
 	hwMu sync.Mutex
@@ -357,7 +359,11 @@ func (in *input) readError(c *connection, err error) error {
 	case errors.Is(err, service.ErrNotConnected):
 		select {
 		case <-c.done:
-			if c.err != nil {
+			switch {
+			case c.err != nil && isPermanent(c.err):
+				in.log.Errorf("Reading table %s failed: %v", in.tablePath(), c.err)
+				stop.Fail(c.err)
+			case c.err != nil:
 				in.log.Errorf("Reading table %s failed, reconnecting: %v", in.tablePath(), c.err)
 			}
 		default:

@@ -177,7 +177,12 @@ func (r row) line() string {
 // javaScan returns the Java tool's scan of a table, by key.
 func javaScan(t *testing.T, table string, args ...string) map[string]row {
 	t.Helper()
-	out := java(t, "scan", table, args...)
+	return scanRows(t, java(t, "scan", table, args...))
+}
+
+// scanRows parses the Java tool's scan output, by key.
+func scanRows(t *testing.T, out string) map[string]row {
+	t.Helper()
 	rows := map[string]row{}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)

@@ -178,6 +178,7 @@ let s3 = this.%s.%s.or({})
 root = [
   if this.%s.or(null) != null && this.%s.or([]).length() > 0 { %q },
   if ($s3.%s.or("") == "") != ($s3.%s.or("") == "") { %q },
+  if $start == %q && this.%s.or("") == %q { %q },
   if $start == %q && this.%s.or(null) == null { %q },
   if $start != %q && this.%s.or(null) != null { %q.format($start) },
 ].filter(m -> m != null)`,
@@ -185,6 +186,7 @@ root = [
 		fiFieldRemote, fiFieldRemoteS3,
 		fiFieldShard, fiFieldBuckets, bucketsAndShard,
 		fiFieldS3AccessKey, fiFieldS3SecretKey, s3KeysTogether,
+		startSnapshot, fiFieldTableType, tableTypeLog, snapshotNeedsPK,
 		startTimestamp, fiFieldStartTimestamp, timestampNeedsTimestamp,
 		startTimestamp, fiFieldStartTimestamp, timestampOnlyWith)
 }
@@ -195,6 +197,7 @@ const (
 	timestampNeedsTimestamp = "field start_offset: timestamp needs field start_timestamp"
 	timestampOnlyWith       = "field start_timestamp: only used with start_offset: timestamp (it is %v)"
 	s3KeysTogether          = "fields remote_storage.s3.access_key and secret_key: set both or neither"
+	snapshotNeedsPK         = "field start_offset: snapshot reads primary-key tables, but table_type is log"
 )
 
 // jsonText renders a value in a message as JSON: strings quoted.

@@ -123,7 +123,7 @@ type lintCase struct {
 
 func badConfigs() []lintCase {
 	notStart := func(v string) string {
-		return "field start_offset: " + v + " is not earliest, latest, timestamp or an offset (a whole number from 0)"
+		return "field start_offset: " + v + " is not earliest, latest, timestamp, snapshot or an offset (a whole number from 0)"
 	}
 	return []lintCase{
 		{[]string{"start_offset: earlist"}, "start_offset", notStart(`"earlist"`)},
@@ -136,6 +136,7 @@ func badConfigs() []lintCase {
 		{[]string{"on_unresumable_offset: skip"}, "on_unresumable_offset", `field on_unresumable_offset: "skip" is not one of: fail, earliest, latest`},
 		{[]string{"end_at: tomorrow"}, "end_at", `field end_at: "tomorrow" is not one of: none, latest`},
 		{[]string{"ordering: strict"}, "ordering", `field ordering: "strict" is not one of: bucket, none`},
+		{[]string{"start_offset: snapshot", "table_type: log"}, "bootstrap_servers", "field start_offset: snapshot reads primary-key tables, but table_type is log"},
 		{[]string{"remote_storage: { s3: { access_key: AK } }"}, "bootstrap_servers", "fields remote_storage.s3.access_key and secret_key: set both or neither"},
 		{[]string{"arrow_ipc_compression: gzip"}, "arrow_ipc_compression", `field arrow_ipc_compression: "gzip" is not one of: none, lz4, zstd`},
 		{[]string{"table_type: view"}, "table_type", `field table_type: "view" is not one of: log, primary_key`},
@@ -190,6 +191,7 @@ var goodConfigs = [][]string{
 	{"sasl: { mechanism: plain, username: u, password: p }", "connect_timeout: 1s", "partition_discovery_interval: 0s", "fetch_max_wait: 0s"},
 	{"wait_for_table: true", "auto_replay_nacks: false", "checkpoint_limit: 1e3"},
 	{"ordering: none", "payload_format: arrow_ipc", "arrow_ipc_compression: zstd"},
+	{"start_offset: snapshot", "table_type: primary_key", "snapshot_dir: /var/tmp/fluss"},
 	{"remote_storage: { s3: { endpoint: 'http://127.0.0.1:8333', access_key: AK, secret_key: SK, path_style: true }, read_ahead: 65536 }"},
 }
 

@@ -3,6 +3,7 @@ package flussinput
 import (
 	"bytes"
 	"fmt"
+	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,6 +45,9 @@ type batchContext struct {
 	partition string
 	schemaID  int16
 	timestamp int64
+	// snap is set for the rows of a KV snapshot, whose "offsets" count its
+	// rows: fluss_offset is then the log offset the snapshot covers.
+	snap *checkpointSnapshot
 }
 
 // messageBuilder turns rows of decoded record batches into messages. It is
@@ -66,6 +70,9 @@ type messageBuilder struct {
 	// json
 	enc     *jsonrow.Encoder
 	bufHint int // bytes per row seen last, to size the next buffer
+	// values is set when rows are handed over as structured values
+	// (structuredRows) instead of JSON bytes.
+	values *jsonrow.Values
 
 	// arrow_ipc
 	ipcSchema   *arrow.Schema // with _change_type for primary-key tables
@@ -96,7 +103,29 @@ func newMessageBuilder(meta tableMeta, schema *fluss.Schema, arrowSchema *arrow.
 		return nil, fmt.Errorf("preparing the JSON encoder of table %s.%s: %w", meta.database, meta.table, err)
 	}
 	b.enc = enc
+	if os.Getenv(envStructuredRows) == "1" {
+		b.useStructuredRows()
+	}
 	return b, nil
+}
+
+// envStructuredRows=1 switches json rows to structured values until the
+// input has a configuration field for it (then connect.go calls
+// useStructuredRows instead).
+const envStructuredRows = "FLUSS_INPUT_STRUCTURED_ROWS"
+
+// useStructuredRows hands json rows over as structured values
+// (service.Message.SetStructuredMut of a map built straight from the Arrow
+// columns by jsonrow.Values, the values the row's canonical JSON decodes
+// to) rather than as canonical JSON bytes: a Bloblang mapping then reads
+// the row without parsing JSON, and the iggy output serialises the result
+// itself (jsonrow.AnyWriter, keys sorted as Benthos sorts them). Without a
+// mapping the bytes are the cheaper path, and keep the columns in table
+// order. It does nothing for arrow_ipc.
+func (b *messageBuilder) useStructuredRows() {
+	if b.enc != nil {
+		b.values = jsonrow.NewValues(b.enc)
+	}
 }
 
 // setMeta sets the metadata common to every message of a chunk.
@@ -116,11 +145,27 @@ func (b *messageBuilder) setMeta(m *service.Message, bc *batchContext) {
 	m.MetaSetMut(metaBucket, v[2])
 	m.MetaSetMut(metaTimestamp, v[3])
 	m.MetaSetMut(metaSchemaID, v[4])
+	if bc.snap != nil {
+		m.MetaSetMut(metaSnapshotID, bc.snap.ID)
+	}
 }
 
-// messageID is the fluss_message_id of the record at offset of bc's bucket.
+// messageID is the fluss_message_id of the record at offset of bc's bucket
+// (of row offset of its snapshot, for snapshot rows).
 func (b *messageBuilder) messageID(bc *batchContext, offset int64) string {
+	if bc.snap != nil {
+		offset |= snapshotIDMark
+	}
 	return flussmeta.FormatMessageID(b.meta.tableID, bc.key.partitionID, bc.key.bucket, offset)
+}
+
+// offsetMeta is the fluss_offset of the record at offset: the offset, or
+// for snapshot rows the log offset their snapshot covers.
+func (bc *batchContext) offsetMeta(offset int64) int64 {
+	if bc.snap != nil {
+		return bc.snap.LogOffset
+	}
+	return offset
 }
 
 // build returns the messages of rows [from, to) of rec, whose row i has log
@@ -173,7 +218,13 @@ func (b *messageBuilder) jsonTemplate(bc *batchContext) *service.Message {
 }
 
 func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, changeTypes []fluss.ChangeType, firstOffset int64, from, to int) (service.MessageBatch, error) {
-	if err := b.enc.Bind(rec); err != nil {
+	var err error
+	if b.values != nil {
+		err = b.values.Bind(rec)
+	} else {
+		err = b.enc.Bind(rec)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("encoding rows of %s at offset %d: %w", bc.key, firstOffset+int64(from), err)
 	}
 	n := to - from
@@ -181,25 +232,31 @@ func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, chan
 	if hint <= 0 {
 		hint = 128
 	}
-	buf := make([]byte, 0, n*hint+hint)
+	var buf []byte
+	if b.values == nil {
+		buf = make([]byte, 0, n*hint+hint)
+	}
 	out := make(service.MessageBatch, n)
 	tmpl := b.jsonTemplate(bc)
 	for i := from; i < to; i++ {
-		start := len(buf)
-		buf = b.enc.AppendRow(buf, i)
-		// Slices of one buffer: a later append that grows buf copies it,
-		// leaving the bytes already handed out untouched.
-		payload := buf[start:len(buf):len(buf)]
 		var m *service.Message
 		if tmpl != nil {
 			m = tmpl.Copy()
-			m.SetBytes(payload)
 		} else {
-			m = service.NewMessage(payload)
+			m = service.NewMessage(nil)
 			b.setMeta(m, bc)
 		}
+		if b.values != nil {
+			m.SetStructuredMut(b.values.Row(i))
+		} else {
+			start := len(buf)
+			buf = b.enc.AppendRow(buf, i)
+			// Slices of one buffer: a later append that grows buf copies
+			// it, leaving the bytes already handed out untouched.
+			m.SetBytes(buf[start:len(buf):len(buf)])
+		}
 		// Every message gets these, overwriting the template's placeholders.
-		m.MetaSetMut(metaOffset, firstOffset+int64(i))
+		m.MetaSetMut(metaOffset, bc.offsetMeta(firstOffset+int64(i)))
 		m.MetaSetMut(metaMessageID, b.messageID(bc, firstOffset+int64(i)))
 		ct := fluss.AppendOnly
 		if changeTypes != nil {
@@ -208,7 +265,7 @@ func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, chan
 		m.MetaSetMut(metaChangeType, changeTypeValue(ct))
 		out[i-from] = m
 	}
-	if n > 0 {
+	if n > 0 && b.values == nil {
 		b.bufHint = len(buf)/n + 8
 	}
 	return out, nil
@@ -259,9 +316,9 @@ func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, cha
 	b.ipcHint = max(0, len(data)-b.ipcOverhead)/rows + 1
 	m := service.NewMessage(data)
 	b.setMeta(m, bc)
-	m.MetaSetMut(metaOffset, firstOffset+int64(from))
+	m.MetaSetMut(metaOffset, bc.offsetMeta(firstOffset+int64(from)))
 	m.MetaSetMut(metaMessageID, b.messageID(bc, firstOffset+int64(from)))
-	m.MetaSetMut(metaLastOffset, firstOffset+int64(to-1))
+	m.MetaSetMut(metaLastOffset, bc.offsetMeta(firstOffset+int64(to-1)))
 	if ct, ok := uniformChangeType(changeTypes, from, to); ok {
 		m.MetaSetMut(metaChangeType, changeTypeValue(ct))
 	}

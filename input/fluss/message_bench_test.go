@@ -7,13 +7,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
 
 // benchRecord builds n rows of a 10-column table of mixed types.
-func benchRecord(b *testing.B, n int) (*types.Schema, *arrow.Schema, arrow.RecordBatch) {
+func benchRecord(b testing.TB, n int) (*types.Schema, *arrow.Schema, arrow.RecordBatch) {
 	b.Helper()
 	s := types.MustSchema([]types.Column{
 		types.NewColumn("id", types.BigInt().NotNull()),
@@ -159,5 +161,94 @@ func BenchmarkMessageMeta(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkMappingPaths measures, per row, the json pipeline's work from an
+// Arrow batch to the payload bytes the iggy output sends, through the
+// mapping of config/fluss_to_iggy.yaml: rows as JSON bytes (Benthos parses
+// them) or as structured values (jsonrow.Values), serialised by Benthos
+// (encoding/json, AsBytes) or by jsonrow.AnyWriter (what the output does for
+// a message without bytes). "nomap" is the input's bytes alone.
+func BenchmarkMappingPaths(b *testing.B) {
+	const n = 1024
+	s, as, rec := benchRecord(b, n)
+	defer rec.Release()
+	exe, err := bloblang.Parse(`root = this
+root.source = "fluss:%s.%s".format(@fluss_database, @fluss_table)
+root.ingested_at = now()
+meta iggy_key = this.id.string()`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mut, err := bloblang.Parse(`root.source = "fluss:%s.%s".format(@fluss_database, @fluss_table)
+root.ingested_at = now()
+meta iggy_key = this.id.string()`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bc := &batchContext{key: kb0, schemaID: 1, timestamp: 1735689600000}
+	for _, c := range []struct {
+		name              string
+		structured, mapIt bool
+		anyWriter, mutate bool
+	}{
+		{"structured_mutation_anywriter", true, true, true, true},
+		{"nomap_bytes", false, false, false, false},
+		{"bytes_map_encodingjson", false, true, false, false},
+		{"bytes_map_anywriter", false, true, true, false},
+		{"structured_map_encodingjson", true, true, false, false},
+		{"structured_map_anywriter", true, true, true, false},
+		{"structured_nomap_anywriter", true, false, true, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.Setenv(envStructuredRows, map[bool]string{true: "1", false: ""}[c.structured])
+			mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9}, s, as, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var w jsonrow.AnyWriter
+			var buf []byte
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += n {
+				batch, err := mb.build(bc, rec, nil, 1000, 0, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = buf[:0]
+				bx := batch.BloblangExecutor(exe)
+				if c.mutate {
+					bx = batch.BloblangExecutor(mut)
+				}
+				for j := range batch {
+					m := batch[j]
+					if c.mutate {
+						if m, err = bx.Mutate(j); err != nil {
+							b.Fatal(err)
+						}
+					} else if c.mapIt {
+						if m, err = bx.Query(j); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if c.anyWriter && !m.HasBytes() {
+						v, err := m.AsStructured()
+						if err != nil {
+							b.Fatal(err)
+						}
+						if buf, err = w.Append(buf, v); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					p, err := m.AsBytes()
+					if err != nil {
+						b.Fatal(err)
+					}
+					buf = append(buf, p...)
+				}
+			}
+		})
 	}
 }

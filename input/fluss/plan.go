@@ -12,6 +12,9 @@ type plannedBucket struct {
 	key       bucketKey
 	partition string
 	offset    int64
+	// snap is set for a bucket in its snapshot phase; offset then counts
+	// the snapshot's rows (see snapshot.go).
+	snap *checkpointSnapshot
 }
 
 // positionSource says where a planned position came from.
@@ -149,6 +152,7 @@ type partitionPlan struct {
 	sources    map[int32]positionSource
 	toList     []int32 // buckets starting by start mode: offsets to list
 	toValidate []int32 // buckets with a known offset: check it is in the log
+	toSnapshot []int32 // buckets starting from their latest KV snapshot
 }
 
 // planPartition works out where the buckets of one partition start and
@@ -160,17 +164,10 @@ func (in *input) planPartition(ctx context.Context, client *fluss.Client, info *
 	}
 	pp := &partitionPlan{p: p, keys: keys, planned: map[int32]*plannedBucket{}, sources: map[int32]positionSource{}}
 	for _, k := range keys {
-		pos, source := in.knownPosition(k, loaded)
-		if source == fromStart && start.mode == startModeOffset {
-			pos = start.offset
-		}
-		pp.planned[k.bucket] = &plannedBucket{key: k, partition: p.name, offset: pos}
-		pp.sources[k.bucket] = source
-		if source == fromStart && start.mode != startModeOffset {
-			pp.toList = append(pp.toList, k.bucket)
-		} else {
-			pp.toValidate = append(pp.toValidate, k.bucket)
-		}
+		in.planBucket(pp, k, loaded, start)
+	}
+	if err := in.listSnapshots(ctx, client, info, pp); err != nil {
+		return nil, err
 	}
 	if err := in.listStartOffsets(ctx, client, info, pp, start); err != nil {
 		return nil, err
@@ -181,12 +178,67 @@ func (in *input) planPartition(ctx context.Context, client *fluss.Client, info *
 	plan := make([]plannedBucket, 0, len(keys))
 	for _, k := range keys {
 		pb := pp.planned[k.bucket]
-		if pp.sources[k.bucket] != fromResume {
+		switch {
+		case pp.sources[k.bucket] == fromResume:
+		case pb.snap != nil:
+			in.cp.startSnapshot(k, p.name, *pb.snap, pb.offset)
+		default:
 			in.cp.start(k, p.name, pb.offset)
 		}
 		plan = append(plan, *pb)
 	}
 	return plan, nil
+}
+
+// planBucket sorts a bucket by where its position comes from: known (to
+// validate, or a snapshot phase to continue), or to find by start mode.
+func (in *input) planBucket(pp *partitionPlan, k bucketKey, loaded map[bucketKey]int64, start startSpec) {
+	pos, source := in.knownPosition(k, loaded)
+	pb := &plannedBucket{key: k, partition: pp.p.name, offset: pos}
+	pp.planned[k.bucket] = pb
+	pp.sources[k.bucket] = source
+	switch {
+	case source != fromStart:
+		if snap, ok := in.cp.snapshotPhase(k); ok {
+			pb.snap = &snap // positions count snapshot rows: nothing to validate
+			return
+		}
+		pp.toValidate = append(pp.toValidate, k.bucket)
+	case start.mode == startModeOffset:
+		pb.offset = start.offset
+		pp.toValidate = append(pp.toValidate, k.bucket)
+	case start.mode == startModeSnapshot:
+		pp.toSnapshot = append(pp.toSnapshot, k.bucket)
+	default:
+		pp.toList = append(pp.toList, k.bucket)
+	}
+}
+
+// listSnapshots finds the latest KV snapshot of the buckets that start from
+// one; those without a snapshot yet read their changelog from the earliest
+// offset.
+func (in *input) listSnapshots(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, pp *partitionPlan) error {
+	if len(pp.toSnapshot) == 0 {
+		return nil
+	}
+	snaps, err := client.LatestKVSnapshots(ctx, info, fluss.PartitionInfo{ID: pp.p.id, Name: pp.p.name})
+	if err != nil {
+		return fmt.Errorf("listing the KV snapshots of table %s%s: %w", in.tablePath(), partitionSuffix(pp.p.name), err)
+	}
+	latest := map[int32]fluss.KVSnapshot{}
+	for _, s := range snaps {
+		latest[s.Bucket.Bucket] = s
+	}
+	for _, b := range pp.toSnapshot {
+		s, ok := latest[b]
+		if !ok || s.SnapshotID == fluss.NoSnapshot {
+			pp.toList = append(pp.toList, b) // listed as earliest
+			continue
+		}
+		pp.planned[b].offset = 0
+		pp.planned[b].snap = &checkpointSnapshot{ID: s.SnapshotID, LogOffset: s.LogOffset}
+	}
+	return nil
 }
 
 // knownPosition returns a bucket's position from the previous connection

@@ -49,6 +49,7 @@ const (
 	fiFieldFetchMaxBucketByte = "fetch_max_bytes_per_bucket"
 	fiFieldFetchMaxWait       = "fetch_max_wait"
 	fiFieldMaxBatchRows       = "max_batch_rows"
+	fiFieldSnapshotDir        = "snapshot_dir"
 	fiFieldRemote             = "remote_storage"
 	fiFieldRemoteS3           = "s3"
 	fiFieldS3Endpoint         = "endpoint"
@@ -65,6 +66,7 @@ const (
 	startEarliest  = "earliest"
 	startLatest    = "latest"
 	startTimestamp = "timestamp"
+	startSnapshot  = "snapshot"
 
 	unresumableFail     = "fail"
 	unresumableEarliest = "earliest"
@@ -102,6 +104,7 @@ const (
 	metaChangeType = flussmeta.ChangeType
 	metaSchemaID   = flussmeta.SchemaID
 	metaMessageID  = flussmeta.MessageID
+	metaSnapshotID = flussmeta.SnapshotID
 )
 
 // changeTypeColumn is the column prepended to arrow_ipc payloads of
@@ -151,6 +154,9 @@ This input adds the following metadata fields to each message (numbers are typed
 - ` + "`" + metaTimestamp + "`" + `: the commit time of the row's batch, in milliseconds since the Unix epoch.
 - ` + "`" + metaChangeType + "`" + `: the change type: ` + "`+A`" + ` (append, log tables), ` + "`+I`" + ` (insert), ` + "`-U`" + ` (update before), ` + "`+U`" + ` (update after) or ` + "`-D`" + ` (delete). For ` + "`arrow_ipc`" + ` messages it is set only when every row of the message has the same change type (always for log tables); the ` + "`" + changeTypeColumn + "`" + ` column carries it per row.
 - ` + "`" + metaSchemaID + "`" + `: the id of the table schema the row was written with.
+- ` + "`" + metaSnapshotID + "`" + `: with ` + "`start_offset: snapshot`" + `, on the rows of a bucket's KV snapshot only: the snapshot's id.
+  Those rows are ` + "`+I`" + `, their ` + "`fluss_offset`" + ` is the log offset the snapshot covers (the bucket's changelog
+  continues from there) and ` + "`fluss_timestamp`" + ` is 0.
 - ` + "`" + metaMessageID + "`" + `: an id that is the same every time the same record is read again:
   ` + "`0x`" + ` and 32 hex digits packing the table id plus one (32 bits), the partition id plus one (32 bits, 0
   without partitions), the bucket (16) and the offset (48; the first row's for ` + "`arrow_ipc`" + `). The ` + "`iggy`" + `
@@ -235,7 +241,7 @@ func Spec() *service.ConfigSpec {
 		Fields(selectionFields()...).
 		Fields(checkpointFields()...).
 		Fields(fetchFields()...).
-		Fields(remoteField()).
+		Fields(snapshotDirField(), remoteField()).
 		LintRule(lintCombinations()).
 		Example("Stream a table into a file",
 			"Reads every row of `shop.orders` from the beginning as JSON and keeps its position in a bbolt file, so a restart continues where it stopped.",

@@ -86,8 +86,8 @@ func tableFields() []*service.ConfigField {
 func positionFields() []*service.ConfigField {
 	return []*service.ConfigField{
 		service.NewStringField(fiFieldStartOffset).
-			Description("Where to start reading a bucket that has no checkpoint yet: `earliest` (the oldest row still stored), `latest` (only rows written from now on), `timestamp` (the first batch committed at or after `start_timestamp`), or a non-negative number (that offset in every bucket). Buckets with a checkpoint always resume from it, and partitions created while the input runs always start from `earliest`.").
-			Examples("earliest", "latest", "timestamp", "1000").
+			Description("Where to start reading a bucket that has no checkpoint yet: `earliest` (the oldest row still stored), `latest` (only rows written from now on), `timestamp` (the first batch committed at or after `start_timestamp`), `snapshot` (primary-key tables: the latest KV snapshot of the bucket, every live row as `+I`, then the changelog from the offset the snapshot covers; a bucket without a snapshot yet reads its changelog from the start), or a non-negative number (that offset in every bucket). Buckets with a checkpoint always resume from it, and partitions created while the input runs always start from `earliest`.").
+			Examples("earliest", "latest", "timestamp", "snapshot", "1000").
 			Default(startEarliest).
 			LintRule(lintRule(fiFieldStartOffset)),
 		service.NewStringField(fiFieldStartTimestamp).
@@ -127,6 +127,14 @@ func positionFields() []*service.ConfigField {
 			Advanced().
 			LintRule(lintRule(fiFieldArrowCompression)),
 	}
+}
+
+// snapshotDirField: where start_offset: snapshot downloads snapshot files.
+func snapshotDirField() *service.ConfigField {
+	return service.NewStringField(fiFieldSnapshotDir).
+		Description("With `start_offset: snapshot`, the directory where a bucket's KV snapshot files (RocksDB SST files) are downloaded while it is read. One snapshot is on disk at a time; its files are removed when it has been read, on close, and, after a crash, by the next start. Empty: the system's temporary directory.").
+		Default("").
+		Advanced()
 }
 
 // selectionFields: which partitions and buckets this instance reads.

@@ -25,11 +25,15 @@ type worker struct {
 	// parts names the partitions seen (subscribed or not read by this
 	// instance), by id.
 	parts map[int64]string
+	// snapshots are the buckets in their snapshot phase, read one after
+	// the other before their changelogs (start_offset: snapshot).
+	snapshots []*snapshotRead
 }
 
 // run is the worker goroutine.
 func (w *worker) run() {
 	err := w.loop()
+	w.closeSnapshots()
 	if err != nil && w.c.ctx.Err() != nil {
 		err = nil // stopping
 	}
@@ -54,35 +58,28 @@ func (w *worker) loop() error {
 	}
 	nextLag := time.Now()
 	for {
-		// The lag of buckets without new rows follows the high watermarks
-		// the scanner saw in its fetches.
 		if now := time.Now(); !now.Before(nextLag) {
-			for _, p := range w.scanner.Positions() {
-				w.in.setHighWatermark(bucketKey{partitionID: p.Bucket.PartitionID, bucket: p.Bucket.Bucket}, p.Partition, p.HighWatermark)
-			}
+			w.refreshLag()
 			nextLag = now.Add(lagInterval)
 		}
-		if ends != nil && len(w.produced) == 0 {
+		if ends != nil && len(w.produced) == 0 && len(w.snapshots) == 0 {
 			w.c.finished = true
 			return nil
 		}
-		// With end_at: latest, a bucket whose fetch position is at its end
-		// before this Poll has every row below the end in this Poll's
-		// result or earlier ones (Poll drains everything queued).
-		var atEnd []bucketKey
-		if ends != nil {
-			for _, p := range w.scanner.Positions() {
-				k := bucketKey{partitionID: p.Bucket.PartitionID, bucket: p.Bucket.Bucket}
-				if end, ok := ends[k]; ok && p.Offset >= end {
-					atEnd = append(atEnd, k)
-				}
+		if len(w.snapshots) > 0 {
+			if err := w.snapshotStep(ctx); err != nil {
+				return err
+			}
+			if len(w.produced) == 0 {
+				continue // no changelog to poll yet
 			}
 		}
+		atEnd := w.bucketsAtEnd()
 		deadline := nextLag
 		if discovery && nextDiscovery.Before(deadline) {
 			deadline = nextDiscovery
 		}
-		if len(atEnd) > 0 {
+		if len(atEnd) > 0 || len(w.snapshots) > 0 {
 			deadline = time.Now().Add(endPollWait)
 		}
 		pctx, cancel := context.WithDeadline(ctx, deadline)
@@ -122,6 +119,32 @@ func (w *worker) loop() error {
 			nextDiscovery = time.Now().Add(w.in.conf.discoveryInterval)
 		}
 	}
+}
+
+// refreshLag sets the lag of buckets without new rows from the high
+// watermarks the scanner saw in its fetches.
+func (w *worker) refreshLag() {
+	for _, p := range w.scanner.Positions() {
+		w.in.setHighWatermark(bucketKey{partitionID: p.Bucket.PartitionID, bucket: p.Bucket.Bucket}, p.Partition, p.HighWatermark)
+	}
+}
+
+// bucketsAtEnd returns, with end_at: latest, the buckets whose fetch
+// position is at their end before the next Poll: every row below the end is
+// in that Poll's result or earlier ones (Poll drains everything queued).
+func (w *worker) bucketsAtEnd() []bucketKey {
+	ends := w.in.endOffsets
+	if ends == nil {
+		return nil
+	}
+	var atEnd []bucketKey
+	for _, p := range w.scanner.Positions() {
+		k := bucketKey{partitionID: p.Bucket.PartitionID, bucket: p.Bucket.Bucket}
+		if end, ok := ends[k]; ok && p.Offset >= end {
+			atEnd = append(atEnd, k)
+		}
+	}
+	return atEnd
 }
 
 func releaseBatches(bs []*fluss.ScanBatch) {

@@ -18,8 +18,9 @@ const (
 	LastOffset  = "fluss_last_offset"  // int64: arrow_ipc only
 	Timestamp   = "fluss_timestamp"    // int64, ms
 	ChangeType  = "fluss_change_type"
-	SchemaID    = "fluss_schema_id"  // int64
-	MessageID   = "fluss_message_id" // string: FormatMessageID of the message's table, partition, bucket and offset
+	SchemaID    = "fluss_schema_id"   // int64
+	MessageID   = "fluss_message_id"  // string: FormatMessageID of the message's table, partition, bucket and offset
+	SnapshotID  = "fluss_snapshot_id" // int64: rows of a KV snapshot only (start_offset: snapshot)
 )
 
 // FormatMessageID returns the deterministic id of the record at offset of

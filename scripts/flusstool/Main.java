@@ -67,6 +67,8 @@ public final class Main {
                     "  generate DB.TABLE --rows N [--seed S] [--start I]",
                     "      print the rows append/upsert would write, in the canonical mapping",
                     "  scan DB.TABLE [--columns a,b] [--count-only] [--partition NAME]",
+                    "  state DB.TABLE [--columns a,b] [--partition NAME]   current rows of a",
+                    "      primary-key table replayed from its changelog, by partition and key",
                     "  info DB.TABLE        table id, schema, buckets, partitions as JSON",
                     "  list-offsets DB.TABLE [--partition NAME]   earliest/latest per bucket",
                     "  wait-ready [--tablets N]   wait until N tablet servers are alive",
@@ -205,6 +207,8 @@ public final class Main {
                         return generate(a, conn, admin, out);
                     case "scan":
                         return scan(a, conn, admin, out);
+                    case "state":
+                        return State.state(a, conn, admin, out);
                     case "info":
                         return info(a, admin, out);
                     case "list-offsets":

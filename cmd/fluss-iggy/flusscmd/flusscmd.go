@@ -4,6 +4,8 @@
 //	fluss-iggy fluss tables  [--bootstrap HOST:PORT] [DB]
 //	fluss-iggy fluss offsets [--bootstrap HOST:PORT] DB.TABLE [--partition NAME]
 //	fluss-iggy fluss scan    [--bootstrap HOST:PORT] DB.TABLE [--columns a,b] [--partition NAME] [--count-only]
+//	fluss-iggy fluss scan    --snapshot [--bootstrap HOST:PORT] DB.TABLE [--columns a,b] [--partition NAME]
+//	fluss-iggy fluss snapshots [--bootstrap HOST:PORT] DB.TABLE [--partition NAME]
 //	fluss-iggy fluss checkpoints -r RESOURCES --cache LABEL [--key KEY] [--bootstrap HOST:PORT] DB.TABLE
 //
 // scan reads every bucket from its earliest offset to the high watermark
@@ -17,7 +19,10 @@
 // with cmp. offsets prints the Java tool's list-offsets lines. tables says
 // on stderr when it finds none. checkpoints reads the positions a `fluss`
 // input committed to its cache and prints, per bucket, the committed
-// offset, the latest offset and the lag (see checkpoints.go).
+// offset, the latest offset and the lag (see checkpoints.go). snapshots
+// lists the latest KV snapshot of each bucket of a primary-key table, and
+// scan --snapshot prints the table's current state from those snapshots and
+// the changelog after them (see snapshots.go and state.go).
 //
 // Wire it into a Benthos CLI with service.CLIOptAddCommand(flusscmd.Command()).
 package flusscmd
@@ -41,7 +46,7 @@ import (
 )
 
 // Command returns the `fluss` command with its subcommands scan, tables,
-// offsets and checkpoints.
+// offsets, snapshots and checkpoints.
 func Command() *cli.Command {
 	common := commonFlags()
 	return &cli.Command{
@@ -51,6 +56,7 @@ func Command() *cli.Command {
 			scanCommand(common),
 			tablesCommand(common),
 			offsetsCommand(common),
+			snapshotsCommand(common),
 			checkpointsCommand(common),
 		},
 	}
@@ -85,6 +91,7 @@ func scanCommand(common []cli.Flag) *cli.Command {
 			&cli.StringFlag{Name: "columns", Usage: "comma-separated columns to print, in this order"},
 			&cli.StringFlag{Name: "partition", Usage: "only this partition (by name)"},
 			&cli.BoolFlag{Name: "count-only", Usage: "only count the rows and print {\"rows\":N,\"seconds\":S,\"rows_per_sec\":R}"},
+			&cli.BoolFlag{Name: "snapshot", Usage: "print the current state of a primary-key table (KV snapshots + changelog), one {\"partition\",\"bucket\",\"row\"} line per key, by primary key"},
 		}, common...),
 		Action: runScan,
 	}
@@ -104,9 +111,14 @@ func runScan(cc *cli.Context) error {
 	return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
 		w := bufio.NewWriterSize(cc.App.Writer, 1<<16)
 		var err error
-		if cc.Bool("count-only") {
+		switch {
+		case cc.Bool("snapshot") && cc.Bool("count-only"):
+			err = errors.New("scan: --snapshot and --count-only cannot be combined")
+		case cc.Bool("snapshot"):
+			err = State(ctx, c, path, w, opts)
+		case cc.Bool("count-only"):
 			err = countLine(ctx, c, path, opts, w)
-		} else {
+		default:
 			err = Scan(ctx, c, path, w, opts)
 		}
 		if ferr := w.Flush(); err == nil {
