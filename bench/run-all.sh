@@ -3,11 +3,15 @@
 # written to bench/results.md.
 #
 #   1. uses the Fluss cluster at FLUSS_BOOTSTRAP, or starts one
-#      (scripts/fluss-cluster.sh) and stops it at the end;
+#      (scripts/fluss-cluster.sh) and stops it at the end; the physical
+#      floor stage reads the table's segments under FLUSS_CLUSTER_DIR (set
+#      here for its own cluster; for a shared one:
+#      `set -a; source /tmp/shared-fluss/cluster.env; set +a`);
 #   2. runs bench/pipeline (see bench/pipeline/doc.go): it writes the table
 #      (FLUSS_BENCH_ROWS rows, default 2,000,000) and measures the Java
 #      client scan, our scanner, input → drop (json, arrow_ipc), the output
-#      alone, raw SDK sends and the full pipeline, and writes the report;
+#      alone, raw SDK sends and the full pipeline, and writes the report
+#      and its chart (results.svg next to it);
 #   3. when bench/input exists, runs it on the same table and appends its
 #      figures to the report;
 #   4. drops the table.
@@ -50,8 +54,10 @@ if [[ -z "${FLUSS_BOOTSTRAP:-}" ]]; then
 		echo "run-all: the Fluss cluster did not start" >&2
 		exit 1
 	}
+	FLUSS_CLUSTER_DIR="$cluster_dir"
 fi
 export FLUSS_BOOTSTRAP
+[[ -n "${FLUSS_CLUSTER_DIR:-}" ]] && export FLUSS_CLUSTER_DIR
 
 echo "run-all: bench/pipeline (Fluss at $FLUSS_BOOTSTRAP, ${FLUSS_BENCH_ROWS:-2000000} rows)"
 FLUSS_BENCH_RESULTS="$work/results.md" FLUSS_BENCH_KEEP=1 FLUSS_BENCH_TABLE_OUT="$work/table" \
@@ -74,5 +80,31 @@ if [[ -d bench/input ]] && ls bench/input/*_test.go >/dev/null 2>&1; then
 	fi
 fi
 
+# bench/scan stages with tables of their own: the same rows in COMPACTED beside
+# ARROW, a KV snapshot beside the log scan, and a table half in S3 (on an
+# S3-tiered cluster the stage starts; SeaweedFS from `fluss-cluster.sh fetch-s3`).
+scan_stage() { # name, pattern, extra env...
+	local name="$1" pattern="$2"
+	shift 2
+	echo "run-all: bench/scan $pattern"
+	if env "$@" go test -run '^$' -bench "$pattern" -benchtime 1x -timeout 40m -v ./bench/scan >"$work/scan.out" 2>&1; then
+		cat "$work/scan.out"
+		{
+			printf '\n## bench/scan: %s\n\n```\n' "$name"
+			grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok \|=== \)' "$work/scan.out" | sed -e '/^$/d'
+			printf '```\n'
+		} >>"$work/results.md"
+	else
+		cat "$work/scan.out" >&2
+		printf '\n## bench/scan: %s\n\nFailed on this run (see the output of `make bench`).\n' "$name" >>"$work/results.md"
+	fi
+}
+scan_stage "row-format logs (COMPACTED beside ARROW)" ScanRowFormat FLUSS_BENCH_ROWS="${FLUSS_BENCH_SCAN_ROWS:-300000}"
+scan_stage "a KV snapshot beside the log scan (1,000,000 keys)" BenchmarkSnapshot FLUSS_BENCH_ROWS=1000000
+scan_stage "a table half in S3" ScanRemoteS3 FLUSS_S3_START=1 FLUSS_BENCH_ROWS="${FLUSS_BENCH_S3_ROWS:-2000000}"
+
 cp "$work/results.md" "$results"
+if [[ -f "$work/results.svg" ]]; then
+	cp "$work/results.svg" "$(dirname "$results")/results.svg"
+fi
 echo "run-all: wrote $results"

@@ -1,12 +1,7 @@
 package fluss_test
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,81 +12,14 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
-// EnvS3Cluster names the cluster.env of a running cluster started with
-// `fluss-cluster.sh up --remote-storage s3` (its remote.data.dir on S3).
-// Without it the S3 tests start such a cluster themselves under CI (or with
-// FLUSS_S3_START=1), and are skipped otherwise.
-const envS3Cluster = "FLUSS_S3_CLUSTER_ENV"
-
-// s3Cluster is the cluster.env of an S3-tiered cluster.
-type s3Cluster map[string]string
-
-// requireS3Cluster returns the configured S3 cluster, or starts one.
-func requireS3Cluster(t *testing.T) s3Cluster {
-	t.Helper()
-	if f := os.Getenv(envS3Cluster); f != "" {
-		env, err := readEnvFile(f)
-		if err != nil {
-			t.Fatalf("%s: %v", envS3Cluster, err)
-		}
-		return env
-	}
-	if !flusstest.InCI() && os.Getenv("FLUSS_S3_START") != "1" {
-		t.Skipf("no S3 cluster: set %s to the cluster.env of `fluss-cluster.sh up --remote-storage s3`, or FLUSS_S3_START=1 (under CI one is started)", envS3Cluster)
-	}
-	root, err := flusstest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "fluss-iggy-s3-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(root, "scripts", "fluss-cluster.sh")
-	start := time.Now()
-	cmd := exec.Command("bash", script, "up", "--remote-storage", "s3", "--dir", dir, "--owner-pid", strconv.Itoa(os.Getpid()))
-	cmd.Stderr = os.Stderr
-	if _, err := cmd.Output(); err != nil {
-		os.RemoveAll(dir)
-		t.Fatalf("starting an S3 cluster: %v", err)
-	}
-	t.Logf("S3 cluster ready in %s (dir %s)", time.Since(start).Round(time.Second), dir)
-	t.Cleanup(func() {
-		if out, err := exec.Command("bash", script, "down", "--kill", "--dir", dir).CombinedOutput(); err != nil {
-			t.Errorf("stopping the S3 cluster: %v\n%s", err, out)
-		}
-	})
-	env, err := readEnvFile(filepath.Join(dir, "cluster.env"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env
-}
-
-func readEnvFile(name string) (s3Cluster, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	env := s3Cluster{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			env[k] = v
-		}
-	}
-	return env, sc.Err()
-}
-
-// storage returns a RemoteStorage with the cluster's static S3 credentials.
-func (e s3Cluster) storage(t *testing.T, c *fluss.Client) *fluss.RemoteStorage {
+// s3Storage returns a RemoteStorage with the cluster's static S3 credentials.
+func s3Storage(t *testing.T, e *flusstest.S3Cluster, c *fluss.Client) *fluss.RemoteStorage {
 	t.Helper()
 	rs, err := c.RemoteStorage(fluss.RemoteStorageOptions{S3: fluss.S3Options{
-		Endpoint:  e["FLUSS_S3_ENDPOINT"],
-		Region:    e["FLUSS_S3_REGION"],
-		AccessKey: e["FLUSS_S3_ACCESS_KEY"],
-		SecretKey: e["FLUSS_S3_SECRET_KEY"],
+		Endpoint:  e.Endpoint,
+		Region:    e.Region,
+		AccessKey: e.AccessKey,
+		SecretKey: e.SecretKey,
 		PathStyle: true,
 	}, ReadAhead: 64 << 10})
 	if err != nil {
@@ -105,19 +33,16 @@ func (e s3Cluster) storage(t *testing.T, c *fluss.Client) *fluss.RemoteStorage {
 // S3 (tiered, then deleted locally) reads from earliest through `fluss
 // scan` exactly as the Java client reads it.
 func TestScannerRemoteSegmentsS3(t *testing.T) {
-	env := requireS3Cluster(t)
-	if !strings.HasPrefix(env["FLUSS_REMOTE_DATA_DIR"], "s3://") {
-		t.Fatalf("the cluster's remote.data.dir is %q, not s3://", env["FLUSS_REMOTE_DATA_DIR"])
-	}
+	env := flusstest.RequireS3Cluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := fluss.NewClient(ctx, fluss.Bootstrap(env["FLUSS_BOOTSTRAP"]))
+	c, err := fluss.NewClient(ctx, fluss.Bootstrap(env.Bootstrap))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	info := writeTieredTable(ctx, t, c)
-	rs := env.storage(t, c)
+	rs := s3Storage(t, env, c)
 
 	remote := waitRemoteBatches(ctx, t, c, info, rs)
 	t.Logf("batches read from S3 segments: %d", remote)
@@ -217,23 +142,7 @@ func waitRemoteBatches(ctx context.Context, t *testing.T, c *fluss.Client, info 
 
 // javaS3Scan is the Java tool's scan with the fluss-fs-s3 plugin on its
 // class path; the client reads S3 with the cluster's security token.
-func javaS3Scan(t *testing.T, env s3Cluster, table string, extra ...string) string {
+func javaS3Scan(t *testing.T, env *flusstest.S3Cluster, table string, extra ...string) string {
 	t.Helper()
-	root, err := flusstest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("bash", filepath.Join(root, "scripts", "fluss-cluster.sh"), "classpath").Output()
-	if err != nil {
-		t.Fatalf("fluss-cluster.sh classpath: %v", err)
-	}
-	jars, _ := filepath.Glob(filepath.Join(env["FLUSS_CLUSTER_DIR"], "plugins", "s3", "*.jar"))
-	cp := strings.TrimSpace(string(out))
-	for _, j := range jars {
-		if real, err := filepath.EvalSymlinks(j); err == nil {
-			cp += ":" + real
-		}
-	}
-	args := append([]string{"scan", table}, extra...)
-	return flusstest.RunJavaEnv(t, []string{"FLUSS_BOOTSTRAP=" + env["FLUSS_BOOTSTRAP"], "FLUSS_TOOL_CLASSPATH=" + cp}, args...)
+	return env.RunJava(t, append([]string{"scan", table}, extra...)...)
 }

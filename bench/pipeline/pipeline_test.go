@@ -10,11 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluss-iggy/fluss-iggy/bench/benchtable"
 	"github.com/fluss-iggy/fluss-iggy/fluss"
@@ -92,6 +93,9 @@ type bench struct {
 	work             string
 	streamSeq        int
 	bucketRows       []int64
+	arrowSchema      *arrow.Schema
+	ipcBytes         map[string]int64 // arrow_ipc payloads per compression
+	storedBytes      int64            // the table's log segment files (scan_floor)
 	startLoad, load2 string
 }
 
@@ -161,208 +165,21 @@ func runAll(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	type stage struct {
-		name, what string
-		run        func() (result, error)
-		// basis of MB/s: "fluss" (log batches read) or "json" (payloads sent)
-		basis string
-	}
-	stages := []stage{
-		{"java_scan", "Java client scan (`fluss-java.sh scan --count-only`, fluss-client 0.9.1, full JIT, -Xmx1g)", bn.javaScan, "fluss"},
-		{"go_scan", "our scanner (`fluss-iggy fluss scan --count-only`)", bn.goScan, "fluss"},
-		{"input_json_drop", "`fluss` input (json) → `drop`, the binary with end_at: latest", func() (result, error) { return bn.inputDrop("json") }, "fluss"},
-		{"input_arrow_drop", "`fluss` input (arrow_ipc) → `drop`, the binary with end_at: latest", func() (result, error) { return bn.inputDrop("arrow_ipc") }, "fluss"},
-		{"output_alone", "`iggy` output alone: the output of config/fluss_to_iggy.yaml (key = row id, ids, headers) fed from memory", func() (result, error) { return bn.childStage("output") }, "json"},
-		{"raw_sdk_send", "raw Iggy Go SDK SendMessages of the same messages prebuilt, 1,000 per request to the partition of their key, one connection", func() (result, error) { return bn.childStage("sdk") }, "json"},
-		{"pipeline_json", "full pipeline: config/fluss_to_iggy.yaml as shipped (key = row id) with end_at: latest", func() (result, error) { return bn.pipeline() }, "json"},
-		{"pipeline_json_nomap", "the same without the Bloblang mapping (`pipeline.processors: []`, key = bucket): input json → iggy output", func() (result, error) {
-			return bn.pipeline("pipeline.processors=[]", "output.iggy.key=${! @fluss_bucket }")
-		}, "json"},
-		{"pipeline_arrow", "full pipeline in arrow_ipc: config/arrow_ipc_to_iggy.yaml with end_at: latest (one message per record batch)", bn.pipelineArrow, "fluss"},
-		{"startup", "the binary on an empty table (start-up and shutdown; included in every `the binary` figure)", bn.startup, ""},
-	}
-	best := map[string]result{}
-	for round := 0; round < rounds(); round++ {
-		for _, s := range stages {
-			r, err := s.run()
-			if err != nil {
-				b.Fatalf("%s: %v", s.name, err)
-			}
-			b.Logf("round %d %-20s %9d rows %8.3f s %12.0f rows/s peak RSS %7.1f MB cpu %.2f s", round+1, s.name, r.Rows, r.Seconds, r.rate(), float64(r.PeakRSSKB)/1024, r.CPU)
-			if old, ok := best[s.name]; !ok || (s.name == "startup" && r.Seconds < old.Seconds) || (s.name != "startup" && r.rate() > old.rate()) {
-				best[s.name] = r
-			}
-		}
-	}
+	stages := bn.stages()
+	best := bn.runStages(stages)
 	bn.load2 = loadAvg()
-
-	// The report.
-	var rep strings.Builder
-	bn.header(&rep)
-	fmt.Fprintf(&rep, "| stage | what runs | rows | seconds | rows/s | MB/s | CPU µs/row | peak RSS |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, s := range stages {
-		r := best[s.name]
-		mb := "–"
-		switch s.basis {
-		case "fluss":
-			mb = fmt.Sprintf("%.1f", float64(bn.flussBytes)*float64(r.Rows)/float64(bn.rows)/1e6/r.Seconds)
-		case "json":
-			mb = fmt.Sprintf("%.1f", float64(bn.mappedBytes)*float64(r.Rows)/float64(bn.rows)/1e6/r.Seconds)
-		}
-		rate := thousands(int64(r.rate() + 0.5))
-		rss := fmt.Sprintf("%.1f MB", float64(r.PeakRSSKB)/1024)
-		cpu := "–"
-		if r.Rows > 0 && r.CPU > 0 {
-			cpu = fmt.Sprintf("%.2f", r.CPU*1e6/float64(r.Rows))
-		}
-		if s.name == "startup" {
-			rate = "–"
-			cpu = fmt.Sprintf("%.2f s", r.CPU)
-		}
-		fmt.Fprintf(&rep, "| `%s` | %s | %s | %.3f | %s | %s | %s | %s |\n", s.name, s.what, thousands(r.Rows), r.Seconds, rate, mb, cpu, rss)
-		b.ReportMetric(r.rate(), s.name+"-rows/s")
-	}
-	floor := min(best["go_scan"].rate(), best["raw_sdk_send"].rate())
-	rate := func(n string) float64 {
-		if n == "floor" {
-			return floor
-		}
-		return best[n].rate()
-	}
-	ratio := rate("pipeline_json") / floor
-	verdict := "**met**"
-	if ratio < 0.5 {
-		verdict = "**not met**"
-	}
-	fmt.Fprintf(&rep, "\nMB/s: for the scans and the input, MB of Fluss log batches as stored and fetched (ZSTD, %.1f MB for the table); "+
-		"for the stages that write to Iggy, MB of JSON payload as sent (%.1f MB for the table after the mapping; the rows alone are %.1f MB of canonical JSON). "+
-		"CPU µs/row is the user+system CPU time of the measured process (not of the Iggy server or the Fluss cluster) per row; the Java scan's includes JVM start-up and JIT, and the scans time only the scan while their CPU covers the whole process. "+
-		"Peak RSS is the VmHWM of the measured process (the JVM for the Java scan; the child process for `output_alone` and `raw_sdk_send`, which includes their %d prebuilt messages), sampled every 20 ms.\n\n",
-		float64(bn.flussBytes)/1e6, float64(bn.mappedBytes)/1e6, float64(bn.jsonBytes)/1e6, poolRows)
-	fmt.Fprintf(&rep, "## Ratios\n\n| ratio | value |\n|---|---:|\n")
-	pairs := []struct{ label, a, b string }{
-		{"our scanner / Java client scan", "go_scan", "java_scan"},
-		{"input json → drop / our scanner", "input_json_drop", "go_scan"},
-		{"input arrow_ipc → drop / our scanner", "input_arrow_drop", "go_scan"},
-		{"output alone / raw SDK send", "output_alone", "raw_sdk_send"},
-		{"full pipeline json / input json → drop", "pipeline_json", "input_json_drop"},
-		{"full pipeline json / output alone", "pipeline_json", "output_alone"},
-		{"full pipeline json / our scanner", "pipeline_json", "go_scan"},
-		{"full pipeline json / raw SDK send", "pipeline_json", "raw_sdk_send"},
-		{"full pipeline json / the same without the mapping", "pipeline_json", "pipeline_json_nomap"},
-		{"full pipeline arrow_ipc / min(our scanner, raw SDK send)", "pipeline_arrow", "floor"},
-	}
-	for _, p := range pairs {
-		fmt.Fprintf(&rep, "| %s | %.2f× |\n", p.label, rate(p.a)/rate(p.b))
-	}
-	fmt.Fprintf(&rep, "\n**Target** (issue 7): the full pipeline in json at least 50 %% of the lower of our raw scan rate and the raw SDK send rate: "+
-		"%s rows/s against min(%s, %s) = %s rows/s, **%.0f %%**: %s.\n",
-		thousands(int64(rate("pipeline_json")+0.5)), thousands(int64(rate("go_scan")+0.5)), thousands(int64(rate("raw_sdk_send")+0.5)),
-		thousands(int64(floor+0.5)), ratio*100, verdict)
-	fmt.Fprintf(&rep, "\nWhere the time goes, and what would close the gap: [bench/pipeline/README.md](pipeline/README.md).\n")
-	b.ReportMetric(ratio, "pipeline/min(scan,sdk)")
-	fmt.Print("\n" + rep.String())
+	rep := bn.report(stages, best)
+	fmt.Print("\n" + rep)
 	if path := os.Getenv(envResults); path != "" {
-		if err := os.WriteFile(path, []byte(rep.String()), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(rep), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("wrote %s", path)
-	}
-}
-
-func (bn *bench) header(w io.Writer) {
-	cpu := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "model name"); ok {
-				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
+		svg := filepath.Join(filepath.Dir(path), chartFile)
+		if err := os.WriteFile(svg, cpuChart(stages, best), 0o644); err != nil {
+			b.Fatal(err)
 		}
+		b.Logf("wrote %s and %s", path, svg)
 	}
-	mem := "unknown"
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				mem = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
-			}
-		}
-	}
-	version := "?"
-	if out, err := exec.Command(bn.bin, "--version").Output(); err == nil {
-		version = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
-	}
-	fmt.Fprintf(w, "# Benchmark results\n\n")
-	fmt.Fprintf(w, "Written by `make bench` (bench/run-all.sh → `go test -bench Pipeline ./bench/pipeline`, see bench/pipeline/doc.go) on %s.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(w, "| machine | |\n|---|---|\n")
-	fmt.Fprintf(w, "| CPU | %d cores (%s) |\n| memory | %s |\n| OS | %s/%s, %s |\n| load average (1, 5, 15 min) | %s at the start, %s at the end |\n",
-		runtime.NumCPU(), cpu, mem, runtime.GOOS, runtime.GOARCH, kernel(), bn.startLoad, bn.load2)
-	fmt.Fprintf(w, "| Fluss | %s, one tablet server on loopback |\n| Iggy | the in-memory test server (internal/iggytest) in its own process, keeping the last %d messages per partition |\n",
-		envOr("FLUSS_VERSION", "0.9.1-incubating"), iggyKeep)
-	fmt.Fprintf(w, "| binary | %s (%s) |\n\n", version, runtime.Version())
-	fmt.Fprintf(w, "One table, `%s`: %s rows, 10 columns (BIGINT id, TIMESTAMP(3), 2 short STRINGs, DECIMAL(12,2), INT with nulls, DOUBLE, BOOLEAN, DATE, a 20–60 character STRING), ZSTD, %d buckets (%s rows each), written with our writer in batches of %d rows. Every stage reads all of it from the earliest offsets, except where noted. %s.\n\n",
-		bn.table, thousands(bn.rows), benchtable.Buckets, joinInts(bn.bucketRows), benchtable.BatchRows, roundsText())
-}
-
-func roundsText() string {
-	if n := rounds(); n > 1 {
-		return fmt.Sprintf("Each stage ran %d times in turn; the best round is shown", n)
-	}
-	return "Each stage ran once"
-}
-
-func joinInts(v []int64) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = thousands(n)
-	}
-	return strings.Join(s, " / ")
-}
-
-func kernel() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return "?"
-	}
-	return "Linux " + strings.TrimSpace(string(b))
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }
 
 // startIggy builds and starts internal/iggytest/iggyserver.
@@ -421,9 +238,14 @@ func (bn *bench) measureTable(ctx context.Context, c *fluss.Client) error {
 	}
 	defer s.Close()
 	extra := int64(len(mappingExtra(bn.table)))
+	bn.arrowSchema = s.ArrowSchema()
+	bn.ipcBytes = map[string]int64{}
 	var buf []byte
 	err = s.ReadRanges(ctx, ranges, func(sb *fluss.ScanBatch) error {
 		if err := enc.Bind(sb.Record); err != nil {
+			return err
+		}
+		if err := addIPCSizes(bn.ipcBytes, bn.arrowSchema, sb.Record); err != nil {
 			return err
 		}
 		for i := 0; i < sb.NumRows(); i++ {
@@ -501,6 +323,7 @@ func (bn *bench) binaryEnv(table fluss.TablePath, stream string) []string {
 		"IGGY_STREAM=" + stream,
 		"FLUSS_IGGY_HTTP_ADDRESS=127.0.0.1:0",
 		"FLUSS_IGGY_STATE_DIR=" + state,
+		shippedGC[0], shippedGC[1],
 	}
 }
 
@@ -552,21 +375,6 @@ func (bn *bench) startup() (result, error) {
 		return result{}, err
 	}
 	return bn.timedRun(bn.binaryEnv(bn.empty, ""), 0, "run", "-r", filepath.Join(bn.root, "config", "resources", "bbolt.yaml"), conf)
-}
-
-func (bn *bench) pipeline(set ...string) (result, error) {
-	args := []string{"run", "--set", "input.fluss.end_at=latest", "--set", "logger.level=warn"}
-	for _, v := range set {
-		args = append(args, "--set", v)
-	}
-	rows := bn.rows
-	args = append(args, "-r", filepath.Join(bn.root, "config", "resources", "bbolt.yaml"), filepath.Join(bn.root, "config", "fluss_to_iggy.yaml"))
-	return bn.timedRun(bn.binaryEnv(bn.table, bn.newStream()), rows, args...)
-}
-
-func (bn *bench) pipelineArrow() (result, error) {
-	return bn.timedRun(bn.binaryEnv(bn.table, bn.newStream()), bn.rows, "run", "--set", "input.fluss.end_at=latest", "--set", "logger.level=warn",
-		"-r", filepath.Join(bn.root, "config", "resources", "bbolt.yaml"), filepath.Join(bn.root, "config", "arrow_ipc_to_iggy.yaml"))
 }
 
 // childStage runs this test binary as a child in mode "output" or "sdk".

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -34,6 +34,27 @@ type Values struct {
 	names   []string
 	fns     []valueFn
 	scratch []byte
+	arena   []byte // holds the bytes of the strings handed out
+}
+
+// arenaChunk is the size of the blocks strings are copied into: one
+// allocation for the strings of many rows instead of one per string. A
+// block lives while any string in it does.
+const arenaChunk = 32 << 10
+
+// str returns a string holding a copy of b, in the arena.
+func (v *Values) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(v.arena)-len(v.arena) < len(b) {
+		v.arena = make([]byte, 0, max(arenaChunk, len(b)))
+	}
+	start := len(v.arena)
+	v.arena = append(v.arena, b...)
+	// The arena is only ever appended to, never written over: the bytes
+	// are immutable once handed out.
+	return unsafe.String(&v.arena[start], len(b))
 }
 
 // NewValues returns a builder of structured rows for the encoder's schema.
@@ -89,9 +110,9 @@ func (v *Values) bindColumn(c int, n *node, arr arrow.Array) valueFn {
 	case types.KindChar, types.KindString:
 		if a, ok := arr.(*array.String); ok {
 			fn = func(i int) any {
-				// Value points into the batch's buffers: copy it.
+				// ValueBytes points into the batch's buffers: copy it.
 				if s := a.Value(i); utf8.ValidString(s) {
-					return strings.Clone(s)
+					return v.str(unsafe.Slice(unsafe.StringData(s), len(s)))
 				}
 				return v.fromText(c, i)
 			}
@@ -126,9 +147,9 @@ func (v *Values) fromText(c, i int) any {
 	case string(t) == "false":
 		return false
 	case t[0] == '"' && bytes.IndexByte(t, '\\') < 0:
-		return string(t[1 : len(t)-1])
+		return v.str(t[1 : len(t)-1])
 	case t[0] == '-' || (t[0] >= '0' && t[0] <= '9'):
-		return json.Number(string(t))
+		return json.Number(v.str(t))
 	}
 	d := json.NewDecoder(bytes.NewReader(t))
 	d.UseNumber()

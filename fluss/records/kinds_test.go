@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
@@ -19,9 +20,9 @@ import (
 // (types.ArrowType), the KV row encoding (records.NewRowEncoder), the
 // canonical JSON (jsonrow) and the row-format log decoders (a COMPACTED
 // and an INDEXED batch of the type must decode) and the KV value decoder
-// (records.ValueDecoder, both formats). The ARROW decoder's side
-// (loadArray) is checked by the all-types round trips against the Java
-// tool, the row decoders' values by TestRowFormatSeedsMatchArrow (the
+// (records.ValueDecoder, both formats), and the ARROW log decoder
+// (loadArray, a one-row batch of the type). Their values are checked by the
+// all-types round trips against the Java tool, the row decoders' by TestRowFormatSeedsMatchArrow (the
 // same all-types rows in ARROW, COMPACTED and INDEXED). The KV row
 // encoder is test and benchmark support and does not write nested values
 // (primary-key tables with them are written by the Java tool).
@@ -71,6 +72,9 @@ func TestEveryKindEverywhere(t *testing.T) {
 		}
 		if _, err := jsonrow.NewSchemaEncoder(schema); err != nil {
 			t.Errorf("%s (%s): no canonical JSON: %v", syntax, k.RootName(), err)
+		}
+		if err := decodeNullArrow(as); err != nil {
+			t.Errorf("%s (%s): no ARROW log decoding: %v", syntax, k.RootName(), err)
 		}
 		for _, f := range []records.LogFormat{records.LogFormatCompacted, records.LogFormatIndexed} {
 			if err := decodeNullRow(schema, as, f); err != nil {
@@ -168,4 +172,36 @@ func isFixed(t types.DataType) bool {
 		return t.Precision <= 18
 	}
 	return true
+}
+
+// decodeNullArrow encodes a one-row ARROW log batch of schema as (id 7, v
+// null) and decodes it.
+func decodeNullArrow(as *arrow.Schema) error {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(7)
+	b.Field(1).AppendNull()
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	batch, err := records.EncodeLogBatch(rec, records.LogBatchOptions{SchemaID: 1})
+	if err != nil {
+		return fmt.Errorf("encoding: %w", err)
+	}
+	dec, err := records.NewDecoder(func(int16) (*arrow.Schema, error) { return as, nil })
+	if err != nil {
+		return err
+	}
+	res, err := dec.Decode(batch, 0)
+	defer res.Release()
+	if err != nil {
+		return err
+	}
+	if len(res.Batches) != 1 || res.Batches[0].NumRows() != 1 {
+		return fmt.Errorf("decoded %d batches, want one of one row", len(res.Batches))
+	}
+	r := res.Batches[0].Record
+	if id := r.Column(0).(*array.Int64).Value(0); id != 7 || !r.Column(1).IsNull(0) || !arrow.TypeEqual(r.Column(1).DataType(), as.Field(1).Type) {
+		return fmt.Errorf("decoded id %d and v %s (%s), want 7 and null", id, r.Column(1), r.Column(1).DataType())
+	}
+	return nil
 }

@@ -44,6 +44,7 @@ type inputConfig struct {
 	onUnresumable  string
 	endAtLatest    bool
 	arrowPayload   bool
+	structuredRows bool   // payload_format: structured
 	arrowCodec     string // arrow_ipc_compression: compressionNone, compressionLZ4 or compressionZstd
 	snapshotDir    string // snapshot_dir ("": the system's temporary directory)
 
@@ -164,11 +165,12 @@ func (c *inputConfig) parsePosition(pc *service.ParsedConfig) error {
 		return err
 	}
 	c.endAtLatest = endAt == endAtLatest
-	format, err := enumField(pc, fiFieldPayloadFormat, formatJSON, formatArrow)
+	format, err := enumField(pc, fiFieldPayloadFormat, formatJSON, formatStructured, formatArrow)
 	if err != nil {
 		return err
 	}
 	c.arrowPayload = format == formatArrow
+	c.structuredRows = format == formatStructured
 	c.arrowCodec, err = enumField(pc, fiFieldArrowCompression, compressionNone, compressionLZ4, compressionZstd)
 	return err
 }

@@ -151,6 +151,9 @@ func (in *input) newWorker(client *fluss.Client, info *fluss.TableInfo) (*worker
 		return nil, err
 	}
 	builder.ipcCodec = in.conf.arrowCodec
+	if in.conf.structuredRows {
+		builder.useStructuredRows()
+	}
 	c := &connection{
 		client:  client,
 		info:    info,

@@ -117,7 +117,7 @@ func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*inpu
 
 // maxHeldUnits bounds the units (each at most one Fluss record batch) that
 // ordering: bucket keeps while their bucket has a batch in flight.
-const maxHeldUnits = 64
+const maxHeldUnits = 16
 
 func (in *input) tablePath() string { return in.conf.database + "." + in.conf.table }
 

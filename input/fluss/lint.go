@@ -84,7 +84,7 @@ var fieldChecks = map[string]func(any) error{
 	fiFieldStartTimestamp:     onString(func(s string) error { _, err := parseTimestamp(s); return err }),
 	fiFieldOnUnresumable:      enumCheck(fiFieldOnUnresumable, unresumableFail, unresumableEarliest, unresumableLatest),
 	fiFieldEndAt:              enumCheck(fiFieldEndAt, endAtNone, endAtLatest),
-	fiFieldPayloadFormat:      enumCheck(fiFieldPayloadFormat, formatJSON, formatArrow),
+	fiFieldPayloadFormat:      enumCheck(fiFieldPayloadFormat, formatJSON, formatStructured, formatArrow),
 	fiFieldOrdering:           enumCheck(fiFieldOrdering, orderingBucket, orderingNone),
 	fiFieldArrowCompression:   enumCheck(fiFieldArrowCompression, compressionNone, compressionLZ4, compressionZstd),
 	fiFieldPartitions:         onStrings(func(l []string) error { return checkNames(fiFieldPartitions, "partition", l) }),

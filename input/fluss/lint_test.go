@@ -132,7 +132,7 @@ func badConfigs() []lintCase {
 		{[]string{"checkpoint_limit: lots"}, "checkpoint_limit", `field checkpoint_limit: "lots" is not a whole number`},
 		{[]string{"checkpoint_limit: 1.5"}, "checkpoint_limit", `field checkpoint_limit: 1.5 is not a whole number`},
 		{[]string{"checkpoint_limit: 0"}, "checkpoint_limit", `field checkpoint_limit: 0 is outside 1 to 1048576`},
-		{[]string{"payload_format: avro"}, "payload_format", `field payload_format: "avro" is not one of: json, arrow_ipc`},
+		{[]string{"payload_format: avro"}, "payload_format", `field payload_format: "avro" is not one of: json, structured, arrow_ipc`},
 		{[]string{"on_unresumable_offset: skip"}, "on_unresumable_offset", `field on_unresumable_offset: "skip" is not one of: fail, earliest, latest`},
 		{[]string{"end_at: tomorrow"}, "end_at", `field end_at: "tomorrow" is not one of: none, latest`},
 		{[]string{"ordering: strict"}, "ordering", `field ordering: "strict" is not one of: bucket, none`},

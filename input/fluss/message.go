@@ -3,7 +3,6 @@ package flussinput
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -103,18 +102,10 @@ func newMessageBuilder(meta tableMeta, schema *fluss.Schema, arrowSchema *arrow.
 		return nil, fmt.Errorf("preparing the JSON encoder of table %s.%s: %w", meta.database, meta.table, err)
 	}
 	b.enc = enc
-	if os.Getenv(envStructuredRows) == "1" {
-		b.useStructuredRows()
-	}
 	return b, nil
 }
 
-// envStructuredRows=1 switches json rows to structured values until the
-// input has a configuration field for it (then connect.go calls
-// useStructuredRows instead).
-const envStructuredRows = "FLUSS_INPUT_STRUCTURED_ROWS"
-
-// useStructuredRows hands json rows over as structured values
+// useStructuredRows (payload_format: structured) hands rows over as structured values
 // (service.Message.SetStructuredMut of a map built straight from the Arrow
 // columns by jsonrow.Values, the values the row's canonical JSON decodes
 // to) rather than as canonical JSON bytes: a Bloblang mapping then reads

@@ -202,10 +202,12 @@ meta iggy_key = this.id.string()`)
 		{"structured_nomap_anywriter", true, false, true, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			b.Setenv(envStructuredRows, map[bool]string{true: "1", false: ""}[c.structured])
 			mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9}, s, as, false)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if c.structured {
+				mb.useStructuredRows()
 			}
 			var w jsonrow.AnyWriter
 			var buf []byte

@@ -353,14 +353,12 @@ meta iggy_key = this.id.string()`)
 		rec arrow.RecordBatch
 	}{{s, as, rec}, {s2, as2, rec2}} {
 		build := func(structured bool) service.MessageBatch {
-			if structured {
-				t.Setenv(envStructuredRows, "1")
-			} else {
-				t.Setenv(envStructuredRows, "")
-			}
 			mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9}, c.s, c.as, false)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if structured {
+				mb.useStructuredRows()
 			}
 			msgs, err := mb.build(bc, c.rec, nil, 0, 0, int(c.rec.NumRows()))
 			if err != nil {

@@ -75,8 +75,9 @@ const (
 	endAtNone   = "none"
 	endAtLatest = "latest"
 
-	formatJSON  = "json"
-	formatArrow = "arrow_ipc"
+	formatJSON       = "json"
+	formatStructured = "structured"
+	formatArrow      = "arrow_ipc"
 
 	compressionNone = "none"
 	compressionLZ4  = "lz4"

@@ -100,7 +100,7 @@ func positionFields() []*service.ConfigField {
 			unresumableEarliest: "Log a warning and read the bucket from its oldest stored row.",
 			unresumableLatest:   "Log a warning and read only rows written from now on.",
 		}).
-			Description("What to do with a checkpoint that cannot be resumed: its offset lies outside the bucket's log (the rows expired), the table was dropped and created again (its table id changed), or the stored value cannot be parsed. Also applies to a `start_offset` number outside a bucket's log.").
+			Description("What to do with a checkpoint that cannot be resumed: its offset lies outside the bucket's log (the rows expired), the table was dropped and created again (its table id changed), or the stored value cannot be parsed. Also applies to a `start_offset` number outside a bucket's log, and to a KV snapshot (`start_offset: snapshot`) the cluster deleted before the bucket was read to its end (Fluss keeps few; `kv.snapshot.interval` sets how often it takes them): `earliest` then reads the bucket's latest snapshot from its start (rows of the older snapshot already delivered may hold keys deleted since: a consumer that keeps state should treat a new `fluss_snapshot_id` as a refresh of that bucket), `latest` continues from the changelog's end.").
 			Default(unresumableFail).
 			LintRule(lintRule(fiFieldOnUnresumable)),
 		service.NewStringAnnotatedEnumField(fiFieldEndAt, map[string]string{
@@ -111,8 +111,9 @@ func positionFields() []*service.ConfigField {
 			Default(endAtNone).
 			LintRule(lintRule(fiFieldEndAt)),
 		service.NewStringAnnotatedEnumField(fiFieldPayloadFormat, map[string]string{
-			formatJSON:  "One message per row: a JSON object keyed by column name.",
-			formatArrow: "One message per Fluss record batch: a complete Arrow IPC stream (schema and one record batch); primary-key tables get an extra `" + changeTypeColumn + "` column.",
+			formatJSON:       "One message per row: a JSON object keyed by column name (the canonical JSON of `docs/json-mapping.md`, columns in table order).",
+			formatStructured: "One message per row, handed over as a structured value (the object its canonical JSON decodes to, built straight from the Arrow columns) so that a Bloblang mapping reads it without parsing JSON; the `iggy` output serialises it with keys sorted, as Benthos does. Cheaper than `json` when the pipeline has a mapping, dearer without one (then the bytes are ready-made).",
+			formatArrow:      "One message per Fluss record batch: a complete Arrow IPC stream (schema and one record batch); primary-key tables get an extra `" + changeTypeColumn + "` column.",
 		}).
 			Description("The content of the messages.").
 			Default(formatJSON).

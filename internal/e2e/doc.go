@@ -21,7 +21,14 @@
 //     random moments and restarted with the same bbolt checkpoint file
 //     (the subtest log_table_sigkill; run it alone with
 //     -run 'TestEndToEnd/log_table_sigkill'): every row must arrive, and
-//     the duplicates each kill caused are reported (and bounded).
+//     the duplicates each kill caused are reported (and bounded);
+//   - TestSigkillRemoteS3 (s3_test.go): on an S3-tiered cluster
+//     (flusstest.RequireS3Cluster), a table whose first half exists only in
+//     S3; the pipeline is SIGKILLed 3 times while it reads the S3 part; every
+//     row must arrive and a restart must resume inside the S3 part;
+//   - pk_ordering (ordering_test.go): a 4-bucket primary-key table through
+//     4 threads, random pauses and 8 batches in flight: with ordering: bucket
+//     every key's changes arrive in changelog order, with none they do not.
 //
 // Iggy is the in-process test server (internal/iggytest) unless
 // IGGY_TCP_ADDRESS (with IGGY_USERNAME, IGGY_PASSWORD, default iggy/iggy)

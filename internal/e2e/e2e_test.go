@@ -21,12 +21,40 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
 )
 
-func TestMain(m *testing.M) { flusstest.Main(m) }
+func TestMain(m *testing.M) {
+	code := flusstest.Run(m)
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the fluss-iggy binary every test of the package runs, built once.
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// sharedBinary returns $FLUSS_IGGY_BIN, or the binary built from the
+// working tree on the first call (into a directory TestMain removes).
+func sharedBinary(ctx context.Context, root string) (string, error) {
+	built.once.Do(func() {
+		if built.path = os.Getenv("FLUSS_IGGY_BIN"); built.path != "" {
+			return
+		}
+		if built.dir, built.err = os.MkdirTemp("", "fluss-iggy-e2e-"); built.err == nil {
+			built.path, built.err = e2e.BuildBinary(ctx, root, built.dir)
+		}
+	})
+	return built.path, built.err
+}
 
 const (
 	pkInserts  = 10_000 // keys 0..9,999
@@ -126,10 +154,13 @@ type table struct {
 // fixture is what every subtest shares.
 type fixture struct {
 	root, bin, bootstrap string
-	db                   string
-	log, pk              table
-	iggy                 *iggyTarget
-	start                time.Time
+	// javaEnv, when set, is the Java tool's environment for the tables
+	// (instead of FLUSS_BOOTSTRAP=bootstrap).
+	javaEnv []string
+	db      string
+	log, pk table
+	iggy    *iggyTarget
+	start   time.Time
 }
 
 // iggyTarget is the Iggy server the pipelines write to.
@@ -160,9 +191,15 @@ func TestEndToEnd(t *testing.T) {
 // runTool runs scripts/fluss-java.sh; unlike flusstest.RunJava it may run
 // in a goroutine.
 func runTool(ctx context.Context, root, bootstrap string, args ...string) (string, error) {
+	return runToolEnv(ctx, root, []string{flusstest.EnvBootstrap + "=" + bootstrap}, args...)
+}
+
+// runToolEnv is runTool with the tool's extra environment entries (which
+// name the cluster).
+func runToolEnv(ctx context.Context, root string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(root, "scripts", "fluss-java.sh")}, args...)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), flusstest.EnvBootstrap+"="+bootstrap)
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 10 * time.Second
@@ -208,11 +245,7 @@ func setup(t *testing.T) *fixture {
 		defer wg.Done()
 		start := time.Now()
 		defer func() { took[0] = time.Since(start) }()
-		if bin := os.Getenv("FLUSS_IGGY_BIN"); bin != "" {
-			f.bin = bin
-			return
-		}
-		f.bin, errs[0] = e2e.BuildBinary(ctx, root, t.TempDir())
+		f.bin, errs[0] = sharedBinary(ctx, root)
 	}()
 	go func() {
 		defer wg.Done()
@@ -251,11 +284,27 @@ func setup(t *testing.T) *fixture {
 	return f
 }
 
+// tool runs the Java tool against the fixture's cluster.
+func (f *fixture) tool(ctx context.Context, args ...string) (string, error) {
+	if f.javaEnv != nil {
+		return runToolEnv(ctx, f.root, f.javaEnv, args...)
+	}
+	return runTool(ctx, f.root, f.bootstrap, args...)
+}
+
 // writeTable creates a table, runs the write commands and scans it.
 // extra is added to each row's expected payload (nil: nothing).
 func (f *fixture) writeTable(ctx context.Context, tb *table, createArgs []string, writes [][]string, extra map[string]any) error {
+	if err := f.createTable(ctx, tb, createArgs, writes); err != nil {
+		return err
+	}
+	return f.scanTable(ctx, tb, extra)
+}
+
+// createTable creates a table and runs the write commands.
+func (f *fixture) createTable(ctx context.Context, tb *table, createArgs []string, writes [][]string) error {
 	path := f.db + "." + tb.name
-	out, err := runTool(ctx, f.root, f.bootstrap, append([]string{"create-table", path}, createArgs...)...)
+	out, err := f.tool(ctx, append([]string{"create-table", path}, createArgs...)...)
 	if err != nil {
 		return err
 	}
@@ -267,11 +316,18 @@ func (f *fixture) writeTable(ctx context.Context, tb *table, createArgs []string
 	}
 	tb.id = *created.TableID
 	for _, w := range writes {
-		if _, err := runTool(ctx, f.root, f.bootstrap, append([]string{w[0], path}, w[1:]...)...); err != nil {
+		if _, err := f.tool(ctx, append([]string{w[0], path}, w[1:]...)...); err != nil {
 			return err
 		}
 	}
-	out, err = runTool(ctx, f.root, f.bootstrap, "scan", path)
+	return nil
+}
+
+// scanTable reads the table's rows with the Java tool into tb.scan.
+// extra is added to each row's expected payload (nil: nothing).
+func (f *fixture) scanTable(ctx context.Context, tb *table, extra map[string]any) error {
+	path := f.db + "." + tb.name
+	out, err := f.tool(ctx, "scan", path)
 	if err != nil {
 		return err
 	}
@@ -300,16 +356,13 @@ func (f *fixture) writeTable(ctx context.Context, tb *table, createArgs []string
 	return sc.Err()
 }
 
-// compactJSON serialises v as Benthos does: map keys sorted, compact, no
-// HTML escaping.
+// compactJSON serialises v as the iggy output serialises a message a
+// mapping produced: keys sorted, compact, strings in the canonical form of
+// docs/json-mapping.md (jsonrow.AnyWriter; unlike encoding/json it escapes
+// neither <>& nor U+2028/U+2029).
 func compactJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	if err := e.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	var w jsonrow.AnyWriter
+	return w.Append(nil, v)
 }
 
 // slowCompares counts payloads that differed from the expected bytes (and
@@ -855,11 +908,32 @@ func (f *fixture) testSigkill(t *testing.T) {
 	at := killMoments(rng, logRows, kills)
 	t.Logf("FLUSS_E2E_SEED=%d: %d rows, %d kills (when the topic holds %v messages), throttle %q per batch",
 		seed, logRows, kills, at, throttle)
-	stream := f.newStream(t, "e2e_kill")
+	f.runKilled(t, rng, "e2e_kill", at, throttleSet())
+}
+
+// killedRun is what runKilled saw.
+type killedRun struct {
+	// msgs are the messages in Iggy at the end, cuts[k][p] the message
+	// count of partition p when the (k+1)-th kill's process was gone.
+	msgs []e2e.Message
+	cuts []map[uint32]uint64
+	res  logResult
+}
+
+// runKilled runs config/fluss_to_iggy.yaml over f.log into a fresh stream
+// (named from prefix) with the --set overrides set, kills it with SIGKILL
+// when the topic holds at[k] messages (plus a random moment of up to 20 ms
+// drawn from rng), restarting it each time on the same bbolt file, waits
+// until every row of f.log.scan arrived and checks them (checkLog: every
+// row, payloads, headers; duplicates per kill at most maxDupsPerKill).
+func (f *fixture) runKilled(t *testing.T, rng *rand.Rand, prefix string, at []uint64, set []string) killedRun {
+	t.Helper()
+	kills := len(at)
+	stream := f.newStream(t, prefix)
 	state := t.TempDir()
 	topic := f.log.name
-	rows := uint64(logRows)
-	set := throttleSet()
+	want := len(f.log.scan)
+	rows := uint64(want)
 	var cuts []map[uint32]uint64
 	midStream := 0
 	start := time.Now()
@@ -929,7 +1003,7 @@ func (f *fixture) testSigkill(t *testing.T) {
 		for _, m := range msgs {
 			distinct[m.ID] = struct{}{}
 		}
-		return n, len(distinct) >= logRows, nil
+		return n, len(distinct) >= want, nil
 	})
 	if err != nil {
 		t.Fatalf("after %d kills not every row arrived: %v\n%s", kills, err, p.Tail(30))
@@ -949,12 +1023,13 @@ func (f *fixture) testSigkill(t *testing.T) {
 	}
 	t.Logf("%d kills (%d mid-stream): %d messages for %d rows in %s; duplicates: %d in all, %d before the first kill, per kill %v",
 		kills, midStream, len(msgs), res.distinct, took.Round(time.Millisecond), total, res.dupsByRun[0], res.dupsByRun[1:])
-	if res.distinct != logRows {
-		t.Errorf("%d distinct rows in Iggy, want %d", res.distinct, logRows)
+	if res.distinct != want {
+		t.Errorf("%d distinct rows in Iggy, want %d", res.distinct, want)
 	}
 	for k, d := range res.dupsByRun[1:] {
 		if d > maxDupsPerKill {
 			t.Errorf("kill %d caused %d duplicates, more than the bound of %d", k+1, d, maxDupsPerKill)
 		}
 	}
+	return killedRun{msgs: msgs, cuts: cuts, res: res}
 }

@@ -175,9 +175,15 @@ func tablesCommand(common []cli.Flag) *cli.Command {
 }
 
 func offsetsCommand(common []cli.Flag) *cli.Command {
+	return tableCommand("offsets", "Print the earliest and latest offset of every bucket as JSON lines", common, Offsets)
+}
+
+// tableCommand is a subcommand that prints something of one table (of one
+// partition with --partition) through print.
+func tableCommand(name, usage string, common []cli.Flag, print func(ctx context.Context, c *fluss.Client, path fluss.TablePath, partition string, w io.Writer) error) *cli.Command {
 	return &cli.Command{
-		Name:      "offsets",
-		Usage:     "Print the earliest and latest offset of every bucket as JSON lines",
+		Name:      name,
+		Usage:     usage,
 		ArgsUsage: "DB.TABLE",
 		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "partition", Usage: "only this partition (by name)"}}, common...),
 		Action: func(cc *cli.Context) error {
@@ -187,7 +193,7 @@ func offsetsCommand(common []cli.Flag) *cli.Command {
 			}
 			return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
 				w := bufio.NewWriter(cc.App.Writer)
-				if err := Offsets(ctx, c, path, cc.String("partition"), w); err != nil {
+				if err := print(ctx, c, path, cc.String("partition"), w); err != nil {
 					return err
 				}
 				return w.Flush()

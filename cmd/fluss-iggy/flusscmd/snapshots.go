@@ -1,7 +1,6 @@
 package flusscmd
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -14,25 +13,7 @@ import (
 )
 
 func snapshotsCommand(common []cli.Flag) *cli.Command {
-	return &cli.Command{
-		Name:      "snapshots",
-		Usage:     "Print the latest KV snapshot of every bucket of a primary-key table as JSON lines",
-		ArgsUsage: "DB.TABLE",
-		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "partition", Usage: "only this partition (by name)"}}, common...),
-		Action: func(cc *cli.Context) error {
-			path, err := tableArg(cc)
-			if err != nil {
-				return err
-			}
-			return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
-				w := bufio.NewWriter(cc.App.Writer)
-				if err := Snapshots(ctx, c, path, cc.String("partition"), w); err != nil {
-					return err
-				}
-				return w.Flush()
-			})
-		},
-	}
+	return tableCommand("snapshots", "Print the latest KV snapshot of every bucket of a primary-key table as JSON lines", common, Snapshots)
 }
 
 // partitionsOf lists the partitions to read: every partition of a
