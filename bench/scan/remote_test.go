@@ -18,6 +18,7 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/bench/benchtable"
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
+	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
@@ -234,7 +235,7 @@ func waitLocalStart(b *testing.B, c *fluss.Client, info *fluss.TableInfo, full, 
 		want[r.Bucket.Bucket] = r.End
 	}
 	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(2 * time.Second) {
-		starts, err := localLogStarts(ctx, c, info, full)
+		starts, err := e2e.LocalLogStarts(ctx, c, info, full)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -292,50 +293,6 @@ func waitCopied(b *testing.B, s3 *flusstest.S3Cluster, info *fluss.TableInfo, se
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("the segments of %s were not copied to S3 within 10 minutes: %v of %d per bucket", info.Path, copied, segments-1)
-		}
-	}
-}
-
-// localLogStarts returns the local log start of each bucket of ranges: the
-// first offset from which a fetch is answered from the tablet server's
-// local log, not with remote segments. Found by bisection with one-row
-// reads (a fetch below it comes back from remote segments,
-// ScanBatch.Remote). As internal/e2e's.
-func localLogStarts(ctx context.Context, c *fluss.Client, info *fluss.TableInfo, ranges []fluss.BucketRange) (map[int32]int64, error) {
-	lo, hi := map[int32]int64{}, map[int32]int64{}
-	for _, r := range ranges {
-		lo[r.Bucket.Bucket], hi[r.Bucket.Bucket] = r.Start, r.End
-	}
-	for {
-		var probe []fluss.BucketRange
-		for _, r := range ranges {
-			if bk := r.Bucket.Bucket; lo[bk] < hi[bk] {
-				mid := lo[bk] + (hi[bk]-lo[bk])/2
-				probe = append(probe, fluss.BucketRange{Bucket: r.Bucket, Start: mid, End: mid + 1})
-			}
-		}
-		if len(probe) == 0 {
-			return lo, nil
-		}
-		s, err := c.NewScanner(info)
-		if err != nil {
-			return nil, err
-		}
-		remote := map[int32]bool{}
-		err = s.ReadRanges(ctx, probe, func(b *fluss.ScanBatch) error {
-			remote[b.Bucket.Bucket] = b.Remote
-			return nil
-		})
-		s.Close()
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range probe {
-			if bk := p.Bucket.Bucket; remote[bk] {
-				lo[bk] = p.Start + 1
-			} else {
-				hi[bk] = p.Start
-			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
@@ -99,7 +100,7 @@ func TestSigkillRemoteS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	localStart, err := localLogStarts(ctx, c, info, ranges)
+	localStart, err := e2e.LocalLogStarts(ctx, c, info, ranges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func waitTiered(ctx context.Context, t *testing.T, c *fluss.Client, info *fluss.
 		if err != nil {
 			t.Fatal(err)
 		}
-		starts, err := localLogStarts(ctx, c, info, ranges)
+		starts, err := e2e.LocalLogStarts(ctx, c, info, ranges)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,52 +210,6 @@ func waitTiered(ctx context.Context, t *testing.T, c *fluss.Client, info *fluss.
 		if time.Now().After(deadline) {
 			t.Fatalf("the first half of every bucket of %s was not tiered to S3 within 2 minutes: local logs start at %v (bucket: offset), ranges %v",
 				info.Path, starts, ranges)
-		}
-	}
-}
-
-// localLogStarts returns the local log start of each bucket of ranges: the
-// first offset from which a fetch is answered from the tablet server's
-// local log, not with remote segments; the offsets below it exist only in
-// remote storage. Found by bisection with one-row reads (a fetch at an
-// offset below it comes back from remote segments, ScanBatch.Remote).
-// (A scan from earliest does not tell: the answer to a fetch below it
-// names every segment already copied to S3, local or not.)
-func localLogStarts(ctx context.Context, c *fluss.Client, info *fluss.TableInfo, ranges []fluss.BucketRange) (map[int32]int64, error) {
-	lo, hi := map[int32]int64{}, map[int32]int64{}
-	for _, r := range ranges {
-		lo[r.Bucket.Bucket], hi[r.Bucket.Bucket] = r.Start, r.End
-	}
-	for {
-		var probe []fluss.BucketRange
-		for _, r := range ranges {
-			if bk := r.Bucket.Bucket; lo[bk] < hi[bk] {
-				mid := lo[bk] + (hi[bk]-lo[bk])/2
-				probe = append(probe, fluss.BucketRange{Bucket: r.Bucket, Start: mid, End: mid + 1})
-			}
-		}
-		if len(probe) == 0 {
-			return lo, nil
-		}
-		s, err := c.NewScanner(info)
-		if err != nil {
-			return nil, err
-		}
-		remote := map[int32]bool{}
-		err = s.ReadRanges(ctx, probe, func(b *fluss.ScanBatch) error {
-			remote[b.Bucket.Bucket] = b.Remote
-			return nil
-		})
-		s.Close()
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range probe {
-			if bk := p.Bucket.Bucket; remote[bk] {
-				lo[bk] = p.Start + 1
-			} else {
-				hi[bk] = p.Start
-			}
 		}
 	}
 }
