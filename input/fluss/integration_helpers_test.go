@@ -89,7 +89,7 @@ func createTable(t *testing.T, c *fluss.Client, prefix string, spec tableSpec) s
 	// (its buckets never get a leader); such a table is replaced.
 	for attempt := 1; ; attempt++ {
 		name := flusstest.UniqueName(prefix)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		path := fluss.NewTablePath(testDB.name, name)
 		if err := c.CreateTable(ctx, path, desc, false); err != nil {
 			cancel()
@@ -115,7 +115,7 @@ func createTable(t *testing.T, c *fluss.Client, prefix string, spec tableSpec) s
 
 // waitLeaders waits until every bucket of a table has a leader.
 func waitLeaders(ctx context.Context, c *fluss.Client, path fluss.TablePath) error {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute) // a loaded 2-core machine can take this long
 	defer cancel()
 	for {
 		info, err := c.RefreshTable(ctx, path)
