@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
-	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
@@ -30,36 +29,7 @@ func TestScannerRemoteSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	db := flusstest.UniqueName("remote")
-	if err := c.CreateDatabase(ctx, db, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	path := fluss.NewTablePath(db, "tiered")
-	desc := &types.TableDescriptor{
-		Schema: *types.MustSchema([]types.Column{
-			types.NewColumn("id", types.BigInt().NotNull()),
-			types.NewColumn("bucket", types.Int()),
-			types.NewColumn("note", types.String()),
-		}),
-		BucketCount: 2,
-		Properties:  map[string]string{"table.log.tiered.local-segments": "1"},
-	}
-	if err := c.CreateTable(ctx, path, desc, false); err != nil {
-		t.Fatal(err)
-	}
-	info := waitTable(t, c, path)
-	w, err := c.NewWriter(info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 40; i++ {
-		rec := failoverBatch(w.Schema(), int64(i*10), int32(i%2), 10)
-		_, err := w.Append(ctx, fluss.NoPartition, int32(i%2), rec)
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	info := writeTieredTable(ctx, t, c)
 
 	// Wait until reading from the start goes through remote segments.
 	var remote, local int
@@ -95,7 +65,7 @@ func TestScannerRemoteSegments(t *testing.T) {
 		t.Fatal("no batch was read from a remote segment")
 	}
 	readRangesSlowly(ctx, t, c, info)
-	table := path.String()
+	table := info.Path.String()
 	sameLines(t, table, cl.RunJava(t, "scan", table), goScan(t, c, table))
 	sameLines(t, table+" projected", cl.RunJava(t, "scan", table, "--columns", "note,id"), goScan(t, c, table, "note", "id"))
 }
