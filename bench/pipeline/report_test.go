@@ -56,6 +56,9 @@ func (bn *bench) report(stages []stage, best map[string]result) string {
 		cpu := "–"
 		if c := cpuPerRow(r); c > 0 {
 			cpu = fmt.Sprintf("%.2f", c)
+			if r.ScanCPU > 0 {
+				cpu += fmt.Sprintf(" (the scan alone: %.2f)", r.ScanCPU/float64(r.Rows)*1e6)
+			}
 		}
 		if s.name == "startup" {
 			rate = "–"
@@ -120,8 +123,15 @@ func (bn *bench) ratios(w io.Writer, best map[string]result) {
 		r1, rate("pipeline_json_t1")/rate("pipeline_json_nomap_t1"), verdict(r1 >= 0.5),
 		r2, rate("pipeline_json_nomap_t1")/rate("raw_sdk_send"), verdict(r2 >= 0.5))
 	if f := cpu("scan_floor"); f > 0 {
-		r3 := cpu("go_scan") / f
-		fmt.Fprintf(w, " Our scanner's CPU per row at most 2× the physical floor's: **%.2f×**, %s.", r3, verdict(r3 <= 2))
+		// The floor runs inside the bench process: compare the scan's own
+		// CPU (its count line), not the binary's start-up.
+		scan, what := cpu("go_scan"), "the whole process, start-up included"
+		if g := best["go_scan"]; g.ScanCPU > 0 && g.Rows > 0 {
+			scan, what = g.ScanCPU/float64(g.Rows)*1e6, fmt.Sprintf("the scan itself as its count line reports it, start-up excluded; %.2f× with the whole process", cpu("go_scan")/f)
+		}
+		r3 := scan / f
+		fmt.Fprintf(w, " Our scanner's CPU per row at most 2× the physical floor's: **%.2f×** (%s), %s.", r3, what, verdict(r3 <= 2))
+		bn.b.ReportMetric(r3, "scan/floor-cpu")
 	}
 	fmt.Fprintf(w, "\n\n")
 	bn.b.ReportMetric(r1, "json-map/nomap")

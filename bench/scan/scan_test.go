@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,10 @@ const (
 	envChild   = "FLUSS_SCAN_BENCH_CHILD"
 	envTable   = "FLUSS_SCAN_BENCH_TABLE"
 	envColumns = "FLUSS_SCAN_BENCH_COLUMNS"
+	// envProfile, when set, is a path prefix: the child writes a CPU
+	// profile of its scan to <prefix>.<table> (a later run of the same
+	// table overwrites it).
+	envProfile = "FLUSS_SCAN_BENCH_CPUPROFILE"
 )
 
 func TestMain(m *testing.M) {
@@ -75,6 +80,13 @@ func child() int {
 		return fail(err)
 	}
 	var rows int64
+	if p := os.Getenv(envProfile); p != "" {
+		stop, err := startProfile(p + "." + path.String())
+		if err != nil {
+			return fail(err)
+		}
+		defer stop()
+	}
 	cpu0 := cpuSeconds()
 	start := time.Now()
 	err = s.ReadRanges(ctx, ranges, func(b *fluss.ScanBatch) error {
@@ -89,6 +101,19 @@ func child() int {
 	out, _ := json.Marshal(result{Rows: rows, Seconds: secs, Bytes: s.Stats().RecordsBytes, PeakRSSKB: benchtable.PeakRSSKB(), CPUSeconds: cpu})
 	fmt.Println(string(out))
 	return 0
+}
+
+// startProfile starts a CPU profile written to path; stop ends it.
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // createTable creates and fills the benchmark table (bench/benchtable) in a

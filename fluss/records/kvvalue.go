@@ -134,7 +134,7 @@ func (d *ValueDecoder) initOutput() error {
 	d.out = arrow.NewSchema(fields, nil)
 	d.cols = make([]*colBuilder, len(d.proj))
 	for j := range d.proj {
-		d.cols[j] = newColBuilder(specs[j], array.NewBuilder(d.cfg.mem, d.out.Field(j).Type), &d.dec.acc)
+		d.cols[j] = newColBuilder(specs[j], d.out.Field(j).Type, d.cfg.mem, &d.dec.acc)
 	}
 	return nil
 }
@@ -240,7 +240,7 @@ func (d *ValueDecoder) Flush() (arrow.RecordBatch, error) {
 	}
 	arrs := make([]arrow.Array, len(d.cols))
 	for j, c := range d.cols {
-		arrs[j] = c.b.NewArray()
+		arrs[j] = c.newArray()
 	}
 	rec := array.NewRecordBatch(d.out, arrs, d.rows)
 	for _, a := range arrs {
@@ -253,9 +253,7 @@ func (d *ValueDecoder) Flush() (arrow.RecordBatch, error) {
 // Release frees the builders. The decoder cannot be used afterwards.
 func (d *ValueDecoder) Release() {
 	for _, c := range d.cols {
-		if c != nil {
-			c.b.Release()
-		}
+		c.release()
 	}
 	d.cols = nil
 	if d.err == nil {

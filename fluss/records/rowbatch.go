@@ -125,7 +125,7 @@ func assembleRecord(plan *schemaPlan, cols []*colBuilder, rows int64) arrow.Reco
 	}()
 	for _, c := range cols {
 		if c != nil {
-			loaded = append(loaded, c.b.NewArray())
+			loaded = append(loaded, c.newArray())
 		}
 	}
 	out := loaded

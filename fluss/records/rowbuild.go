@@ -3,11 +3,8 @@ package records
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
@@ -29,26 +26,38 @@ func (b *rowBudget) err() error {
 }
 
 // colBuilder appends the values of one column (or nested field, element,
-// key, value) to its Arrow builder, converting them as the Java Arrow
-// writers do. A nil *colBuilder drops values: columns a local projection
-// skips are read (to find the next column) but not built.
+// key, value) to Arrow buffers (rowcol.go), converting them as the Java
+// Arrow writers do. A nil *colBuilder drops values: columns a local
+// projection skips are read (to find the next column) but not built.
 type colBuilder struct {
-	spec *fieldSpec
-	b    array.Builder
-	kids []*colBuilder // mirrors spec.kids; children of b, owned by it
-	acc  *rowBudget
+	spec   *fieldSpec
+	dt     arrow.DataType
+	acc    *rowBudget
+	mem    memory.Allocator
+	layout colLayout
+	width  int // layoutFixed: bytes per value
+	n      int // values appended
+	nulls  int
+	valid  colBuf        // validity bitmap; empty until the first null
+	vals   colBuf        // fixed-width values, BOOLEAN bits, or int32 start offsets
+	data   colBuf        // layoutVar: the bytes
+	kids   []*colBuilder // mirrors spec.kids
 }
 
-func newColBuilder(spec *fieldSpec, b array.Builder, acc *rowBudget) *colBuilder {
-	c := &colBuilder{spec: spec, b: b, acc: acc}
-	switch bb := b.(type) {
-	case *array.ListBuilder:
-		c.kids = []*colBuilder{newColBuilder(spec.kids[0], bb.ValueBuilder(), acc)}
-	case *array.MapBuilder:
-		c.kids = []*colBuilder{newColBuilder(spec.kids[0], bb.KeyBuilder(), acc), newColBuilder(spec.kids[1], bb.ItemBuilder(), acc)}
-	case *array.StructBuilder:
+// newColBuilder returns the builder of values of spec, whose Arrow type is
+// dt (types.ArrowType of spec's type).
+func newColBuilder(spec *fieldSpec, dt arrow.DataType, mem memory.Allocator, acc *rowBudget) *colBuilder {
+	c := &colBuilder{spec: spec, dt: dt, acc: acc, mem: mem}
+	c.layout, c.width = layoutOf(spec)
+	switch t := dt.(type) {
+	case *arrow.ListType:
+		c.kids = []*colBuilder{newColBuilder(spec.kids[0], t.Elem(), mem, acc)}
+	case *arrow.MapType:
+		c.kids = []*colBuilder{newColBuilder(spec.kids[0], t.KeyType(), mem, acc),
+			newColBuilder(spec.kids[1], t.ItemType(), mem, acc)}
+	case *arrow.StructType:
 		for i, k := range spec.kids {
-			c.kids = append(c.kids, newColBuilder(k, bb.FieldBuilder(i), acc))
+			c.kids = append(c.kids, newColBuilder(k, t.Field(i).Type, mem, acc))
 		}
 	}
 	return c
@@ -58,49 +67,56 @@ func newColBuilder(spec *fieldSpec, b array.Builder, acc *rowBudget) *colBuilder
 // columns it does not keep. The caller releases them (releaseCols).
 func newRowCols(plan *schemaPlan, mem memory.Allocator, acc *rowBudget, rows int) []*colBuilder {
 	cols := make([]*colBuilder, len(plan.rows))
+	var width int64
 	for i, spec := range plan.rows {
-		if !plan.keep[i] {
-			continue
+		if plan.keep[i] {
+			cols[i] = newColBuilder(spec, plan.body.Field(i).Type, mem, acc)
+			width += spec.width
 		}
-		b := array.NewBuilder(mem, plan.body.Field(i).Type)
-		b.Reserve(rows)
-		cols[i] = newColBuilder(spec, b, acc)
+	}
+	// A batch's record count is not checked yet: reserve no more rows
+	// than the budget lets it build.
+	rows = int(min(int64(rows), acc.limit/max(width, 1)))
+	for _, c := range cols {
+		if c != nil {
+			c.reserve(rows)
+		}
 	}
 	return cols
 }
 
 func releaseCols(cols []*colBuilder) {
 	for _, c := range cols {
-		if c != nil {
-			c.b.Release()
-		}
+		c.release()
 	}
 }
 
 func (c *colBuilder) appendNull() {
 	if c != nil {
-		c.b.AppendNull()
+		c.null()
 		c.acc.used += c.spec.width
 	}
 }
 
 func (c *colBuilder) appendBool(v bool) {
 	if c != nil {
-		c.b.(*array.BooleanBuilder).Append(v)
+		c.n++
+		c.setValid()
+		c.appendBit(v)
 		c.acc.used += c.spec.width
 	}
 }
 
 func (c *colBuilder) appendInt8(v int8) {
 	if c != nil {
-		c.b.(*array.Int8Builder).Append(v)
+		c.fixed()[0] = byte(v)
 		c.acc.used += c.spec.width
 	}
 }
 
 func (c *colBuilder) appendInt16(v int16) {
 	if c != nil {
-		c.b.(*array.Int16Builder).Append(v)
+		ne.PutUint16(c.fixed(), uint16(v))
 		c.acc.used += c.spec.width
 	}
 }
@@ -112,42 +128,39 @@ func (c *colBuilder) appendInt32(v int32) {
 		return
 	}
 	c.acc.used += c.spec.width
-	switch c.spec.kind {
-	case types.KindDate:
-		c.b.(*array.Date32Builder).Append(arrow.Date32(v))
-	case types.KindTime:
-		switch c.spec.unit {
-		case arrow.Second:
-			c.b.(*array.Time32Builder).Append(arrow.Time32(v / 1000))
-		case arrow.Millisecond:
-			c.b.(*array.Time32Builder).Append(arrow.Time32(v))
-		case arrow.Microsecond:
-			c.b.(*array.Time64Builder).Append(arrow.Time64(int64(v) * 1000))
-		default:
-			c.b.(*array.Time64Builder).Append(arrow.Time64(int64(v) * 1_000_000))
-		}
+	if c.spec.kind != types.KindTime {
+		ne.PutUint32(c.fixed(), uint32(v))
+		return
+	}
+	switch c.spec.unit {
+	case arrow.Second:
+		ne.PutUint32(c.fixed(), uint32(v/1000))
+	case arrow.Millisecond:
+		ne.PutUint32(c.fixed(), uint32(v))
+	case arrow.Microsecond:
+		ne.PutUint64(c.fixed(), uint64(int64(v)*1000))
 	default:
-		c.b.(*array.Int32Builder).Append(v)
+		ne.PutUint64(c.fixed(), uint64(int64(v)*1_000_000))
 	}
 }
 
 func (c *colBuilder) appendInt64(v int64) {
 	if c != nil {
-		c.b.(*array.Int64Builder).Append(v)
+		ne.PutUint64(c.fixed(), uint64(v))
 		c.acc.used += c.spec.width
 	}
 }
 
 func (c *colBuilder) appendFloat32(bits uint32) {
 	if c != nil {
-		c.b.(*array.Float32Builder).Append(math.Float32frombits(bits))
+		ne.PutUint32(c.fixed(), bits)
 		c.acc.used += c.spec.width
 	}
 }
 
 func (c *colBuilder) appendFloat64(bits uint64) {
 	if c != nil {
-		c.b.(*array.Float64Builder).Append(math.Float64frombits(bits))
+		ne.PutUint64(c.fixed(), bits)
 		c.acc.used += c.spec.width
 	}
 }
@@ -170,7 +183,16 @@ func (c *colBuilder) appendTimestamp(ms int64, nanos int32) {
 	default:
 		v = ms*1_000_000 + int64(nanos)
 	}
-	c.b.(*array.TimestampBuilder).Append(arrow.Timestamp(v))
+	ne.PutUint64(c.fixed(), uint64(v))
+	c.acc.used += c.spec.width
+}
+
+// appendDecimal128 appends an unscaled DECIMAL value as arrow-go's
+// decimal128.Num lays it out: the low 64 bits, then the high ones.
+func (c *colBuilder) appendDecimal128(hi int64, lo uint64) {
+	b := c.fixed()
+	ne.PutUint64(b, lo)
+	ne.PutUint64(b[8:], uint64(hi))
 	c.acc.used += c.spec.width
 }
 
@@ -178,8 +200,7 @@ func (c *colBuilder) appendTimestamp(ms int64, nanos int32) {
 // unscaled value.
 func (c *colBuilder) appendDecimalLong(v int64) {
 	if c != nil {
-		c.b.(*array.Decimal128Builder).Append(decimal128.FromI64(v))
-		c.acc.used += c.spec.width
+		c.appendDecimal128(v>>63, uint64(v))
 	}
 }
 
@@ -199,9 +220,7 @@ func (c *colBuilder) appendDecimalBytes(b []byte) error {
 		}
 	}
 	copy(buf[maxDecimalBytes-len(b):], b)
-	hi, lo := binary.BigEndian.Uint64(buf[:8]), binary.BigEndian.Uint64(buf[8:])
-	c.b.(*array.Decimal128Builder).Append(decimal128.New(int64(hi), lo))
-	c.acc.used += c.spec.width
+	c.appendDecimal128(int64(binary.BigEndian.Uint64(buf[:8])), binary.BigEndian.Uint64(buf[8:]))
 	return nil
 }
 
@@ -211,18 +230,22 @@ func (c *colBuilder) appendVar(b []byte) error {
 	if c == nil {
 		return nil
 	}
-	switch bb := c.b.(type) {
-	case *array.StringBuilder:
-		bb.BinaryBuilder.Append(b)
-	case *array.BinaryBuilder:
-		bb.Append(b)
-	case *array.FixedSizeBinaryBuilder:
-		if len(b) != c.spec.length {
+	switch c.layout {
+	case layoutVar:
+		if err := c.varOverflow(len(b)); err != nil {
+			return err
+		}
+		c.n++
+		c.setValid()
+		c.offset(len(c.data.b))
+		copy(c.data.next(c.mem, len(b)), b)
+	case layoutFixed:
+		if c.spec.kind != types.KindBinary || len(b) != c.width {
 			return fmt.Errorf("BINARY(%d) value of %d bytes", c.spec.length, len(b))
 		}
-		bb.Append(b)
+		copy(c.fixed(), b)
 	default:
-		return fmt.Errorf("no variable-length values in a %s column", c.b.Type())
+		return fmt.Errorf("no variable-length values in a %s column", c.dt)
 	}
 	c.acc.used += c.spec.width + int64(len(b))
 	return nil
@@ -234,15 +257,12 @@ func (c *colBuilder) appendNested() {
 	if c == nil {
 		return
 	}
-	switch bb := c.b.(type) {
-	case *array.ListBuilder:
-		bb.Append(true)
-	case *array.MapBuilder:
-		bb.Append(true)
-	case *array.StructBuilder:
-		bb.Append(true)
+	c.n++
+	c.setValid()
+	if c.layout == layoutStruct {
 		c.acc.used++ // the fields count themselves
 		return
 	}
+	c.offset(c.kids[0].n)
 	c.acc.used += c.spec.width
 }

@@ -2,6 +2,7 @@ package records
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -36,6 +37,10 @@ type fieldSpec struct {
 	width    int64          // Arrow bytes a value costs (budget), nested nulls included
 	kids     []*fieldSpec   // ARRAY: element; MAP: key, value; ROW: fields
 	nvar     int            // ROW: variable-length fields (IndexedRow header)
+	// dataHint is the mean bytes per value of the column's last batch
+	// (CHAR, STRING, BYTES, in 1/16 bytes), to size the next one's buffer:
+	// growing it by doubling cost a tenth of a COMPACTED decode.
+	dataHint atomic.Int64
 }
 
 // rowSpecs returns the specs of the columns of schema id, checked against

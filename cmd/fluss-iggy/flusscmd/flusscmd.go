@@ -90,7 +90,7 @@ func scanCommand(common []cli.Flag) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "columns", Usage: "comma-separated columns to print, in this order"},
 			&cli.StringFlag{Name: "partition", Usage: "only this partition (by name)"},
-			&cli.BoolFlag{Name: "count-only", Usage: "only count the rows and print {\"rows\":N,\"seconds\":S,\"rows_per_sec\":R}"},
+			&cli.BoolFlag{Name: "count-only", Usage: "only count the rows and print {\"rows\":N,\"seconds\":S,\"rows_per_sec\":R,\"cpu_seconds\":C}"},
 			&cli.BoolFlag{Name: "snapshot", Usage: "print the current state of a primary-key table (KV snapshots + changelog), one {\"partition\",\"bucket\",\"row\"} line per key, by primary key"},
 		}, common...),
 		Action: runScan,
@@ -129,19 +129,25 @@ func runScan(cc *cli.Context) error {
 }
 
 // countLine counts the rows of a table and writes
-// {"rows":N,"seconds":S,"rows_per_sec":R}.
+// {"rows":N,"seconds":S,"rows_per_sec":R,"cpu_seconds":C}: the time and
+// the process's user+system CPU time of the scan, start-up excluded (no
+// cpu_seconds where the system does not tell).
 func countLine(ctx context.Context, c *fluss.Client, path fluss.TablePath, opts ScanOptions, w io.Writer) error {
-	start := time.Now()
+	cpu0, start := processCPU(), time.Now()
 	n, err := Count(ctx, c, path, opts)
 	if err != nil {
 		return err
 	}
-	secs := time.Since(start).Seconds()
+	secs, cpu := time.Since(start).Seconds(), processCPU()-cpu0
 	rate := int64(0)
 	if secs > 0 {
 		rate = int64(float64(n)/secs + 0.5)
 	}
-	_, err = fmt.Fprintf(w, "{\"rows\":%d,\"seconds\":%.3f,\"rows_per_sec\":%d}\n", n, secs, rate)
+	line := fmt.Sprintf("{\"rows\":%d,\"seconds\":%.3f,\"rows_per_sec\":%d", n, secs, rate)
+	if cpu0 >= 0 {
+		line += fmt.Sprintf(",\"cpu_seconds\":%.3f", cpu.Seconds())
+	}
+	_, err = fmt.Fprintln(w, line+"}")
 	return err
 }
 

@@ -3,6 +3,7 @@ package flusscmd_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -72,8 +73,12 @@ func TestCLIMatchesJavaTool(t *testing.T) {
 		t.Errorf("tables %s = %q, %v; want %q", db, out, err, table+"\n")
 	}
 	out, _, err = run(t, "scan", "--bootstrap", addr, table, "--count-only")
-	if err != nil || !strings.HasPrefix(out, `{"rows":`) {
-		t.Errorf("scan --count-only = %q, %v", out, err)
+	var count struct {
+		Rows int      `json:"rows"`
+		CPU  *float64 `json:"cpu_seconds"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &count) != nil || count.Rows != strings.Count(flusstest.RunJava(t, "scan", table), "\n") || count.CPU == nil {
+		t.Errorf("scan --count-only = %q, %v; want the rows of the Java scan and cpu_seconds", out, err)
 	}
 	_, _, err = run(t, "scan", "--bootstrap", addr, "--columns", "id,bogus_col", table)
 	if err == nil || !strings.Contains(err.Error(), "bogus_col") {
