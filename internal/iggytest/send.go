@@ -38,8 +38,9 @@ func Checksum(message []byte) uint64 {
 }
 
 // pickPartition chooses the partition of a send to t, advancing the
-// balanced round robin, or returns the 0.8 error code.
-func pickPartition(t *topic, kind uint8, value []byte) (uint32, uint32) {
+// balanced round robin, or returns the 0.8 error code. It counts the sends
+// that leave the choice to the key (KeyedSendCount).
+func (s *Server) pickPartition(t *topic, kind uint8, value []byte) (uint32, uint32) {
 	nparts := uint32(len(t.partitions))
 	switch kind {
 	case partitioningBalanced:
@@ -52,6 +53,7 @@ func pickPartition(t *topic, kind uint8, value []byte) (uint32, uint32) {
 	case partitioningPartitionID:
 		return binary.LittleEndian.Uint32(value), CodeOK
 	case partitioningMessagesKey:
+		s.keyedSends++
 		if nparts == 0 {
 			return 0, CodePartitionNotFound
 		}

@@ -135,7 +135,7 @@ func (s *Server) commitSend(req *sendRequest) uint32 {
 	if code != CodeOK {
 		return code
 	}
-	pid, code := pickPartition(t, req.kind, req.value)
+	pid, code := s.pickPartition(t, req.kind, req.value)
 	if code != CodeOK {
 		return code
 	}

@@ -105,7 +105,7 @@ func (s *Server) sendTarget09(m sendMeta09) (*topic, *partition, bool) {
 	if code != CodeOK {
 		return nil, nil, false
 	}
-	pid, code := pickPartition(t, m.kind, m.value)
+	pid, code := s.pickPartition(t, m.kind, m.value)
 	if code != CodeOK {
 		return nil, nil, false
 	}

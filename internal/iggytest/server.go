@@ -98,6 +98,7 @@ type Server struct {
 	stopCh       chan struct{} // closed by Stop; a new one per Resume
 	faults       []*FaultHandle
 	counts       map[Command]int
+	keyedSends   int // sends with messages_key partitioning that reached a topic
 	nextClientID uint32
 	vsr          vsrState // sessions of the 0.9 front end
 
@@ -385,6 +386,14 @@ func (s *Server) RequestCount(cmd Command) int {
 		return n
 	}
 	return s.counts[cmd]
+}
+
+// KeyedSendCount returns how many sends with messages_key partitioning
+// reached an existing topic (the server chose their partition by key).
+func (s *Server) KeyedSendCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keyedSends
 }
 
 // newConn makes the server's end of a connection.

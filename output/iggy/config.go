@@ -22,8 +22,8 @@ type outputConfig struct {
 	keepAlive time.Duration
 	ackAfter  string
 
-	stream       *service.InterpolatedString
-	topic        *service.InterpolatedString
+	stream       field
+	topic        field
 	createStream bool
 	createTopic  bool
 	partitions   uint32
@@ -31,10 +31,10 @@ type outputConfig struct {
 	maxTopicSize uint64
 
 	partitioning string
-	partition    *service.InterpolatedString
-	key          *service.InterpolatedString
-	messageID    *service.InterpolatedString // nil: the server assigns ids
-	headers      *service.MetadataFilter     // nil: no headers
+	partition    field
+	key          field
+	messageID    field                   // InterpolatedString nil: the server assigns ids
+	headers      *service.MetadataFilter // nil: no headers
 
 	maxInFlight int
 	batchPolicy service.BatchPolicy
@@ -135,10 +135,10 @@ func positiveDuration(conf *service.ParsedConfig, field string) (time.Duration, 
 
 // parseTopics reads the destination and what to create.
 func (c *outputConfig) parseTopics(conf *service.ParsedConfig) (err error) {
-	if c.stream, err = conf.FieldInterpolatedString(ioFieldStream); err != nil {
+	if c.stream, err = parseField(conf, ioFieldStream); err != nil {
 		return err
 	}
-	if c.topic, err = conf.FieldInterpolatedString(ioFieldTopic); err != nil {
+	if c.topic, err = parseField(conf, ioFieldTopic); err != nil {
 		return err
 	}
 	if c.createStream, err = conf.FieldBool(ioFieldCreateStream); err != nil {
@@ -183,12 +183,12 @@ func (c *outputConfig) parsePartitioning(conf *service.ParsedConfig) (err error)
 		if !conf.Contains(ioFieldPartition) {
 			return errors.New("field partition must be set when partitioning is partition_id")
 		}
-		c.partition, err = conf.FieldInterpolatedString(ioFieldPartition)
+		c.partition, err = parseField(conf, ioFieldPartition)
 	case partitioningKey:
 		if !conf.Contains(ioFieldKey) {
 			return errors.New("field key must be set when partitioning is messages_key")
 		}
-		c.key, err = conf.FieldInterpolatedString(ioFieldKey)
+		c.key, err = parseField(conf, ioFieldKey)
 	default:
 		err = fmt.Errorf("field %s: %q is not one of balanced, partition_id, messages_key", ioFieldPartitioning, c.partitioning)
 	}
@@ -197,11 +197,11 @@ func (c *outputConfig) parsePartitioning(conf *service.ParsedConfig) (err error)
 
 // parseMessages reads message ids and headers.
 func (c *outputConfig) parseMessages(conf *service.ParsedConfig) (err error) {
-	if c.messageID, err = conf.FieldInterpolatedString(ioFieldMessageID); err != nil {
+	if c.messageID, err = parseField(conf, ioFieldMessageID); err != nil {
 		return err
 	}
 	if s, static := c.messageID.Static(); static && s == "" {
-		c.messageID = nil
+		c.messageID = field{}
 	}
 	if conf.Contains(ioFieldHeaders) {
 		if c.headers, err = conf.FieldMetadataFilter(ioFieldHeaders); err != nil {

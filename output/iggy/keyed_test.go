@@ -114,26 +114,34 @@ func TestMessagesKeyPlacementMatchesIggy(t *testing.T) {
 	}
 }
 
-// TestMessagesKeyCreatesTopic: with create_topic the first batch meets no
-// topic, so its keys go to Iggy as they are and the topic is created; the
-// next batch knows the partition count. Both put keys where Iggy's rule
-// does.
+// TestMessagesKeyCreatesTopic: with create_topic, four batches sent at once
+// over four connections meet no topic; one connection creates it while the
+// others wait, and then every batch goes to the partitions the output picks,
+// where Iggy's rule puts the keys. No keyed message reaches the server for it
+// to place (a 0.8.0 server panicked when one came while the topic was being
+// created), and the topic is created once.
 func TestMessagesKeyCreatesTopic(t *testing.T) {
 	e := newEnv(t)
 	stream := e.stream()
-	out := e.output(keyedOutput(stream, "t") + "\ncreate_stream: true\ncreate_topic: true\npartitions: 3")
+	out := e.output(keyedOutput(stream, "t") + "\ncreate_stream: true\ncreate_topic: true\npartitions: 3\nmax_in_flight: 4")
 	mustConnect(t, out)
 	want := map[string]uint32{}
-	for round := range 2 {
-		var batch service.MessageBatch
+	batches := make([]service.MessageBatch, 4)
+	for round := range batches {
 		for i := range 12 {
 			k := fmt.Sprintf("k%d", i)
 			p := fmt.Sprintf("r%d-%s", round, k)
-			batch = append(batch, msg(p, "k", k))
+			batches[round] = append(batches[round], msg(p, "k", k))
 			want[p] = xxhash.Checksum32([]byte(k)) % 3
 		}
-		if err := out.WriteBatch(ctxT(t, 10*time.Second), batch); err != nil {
-			t.Fatalf("round %d: WriteBatch: %v", round, err)
+	}
+	errs := make(chan error, len(batches))
+	for _, b := range batches {
+		go func() { errs <- out.WriteBatch(ctxT(t, 10*time.Second), b) }()
+	}
+	for range batches {
+		if err := <-errs; err != nil {
+			t.Fatalf("WriteBatch: %v", err)
 		}
 	}
 	got := partitionOf(e.pollAll(stream, "t"))
@@ -143,6 +151,14 @@ func TestMessagesKeyCreatesTopic(t *testing.T) {
 	for p, part := range want {
 		if got[p] != part {
 			t.Errorf("%s in partition %d, want %d", p, got[p], part)
+		}
+	}
+	if e.srv != nil {
+		if n := e.srv.KeyedSendCount(); n != 0 {
+			t.Errorf("%d sends left the partition to the server, want 0", n)
+		}
+		if n := e.srv.RequestCount(iggytest.CmdCreateTopic); n != 1 {
+			t.Errorf("%d CreateTopic requests, want 1", n)
 		}
 	}
 }

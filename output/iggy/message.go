@@ -30,7 +30,7 @@ const (
 // allocation of its own beyond what interpolations make.
 type messageBuilder struct {
 	headers *service.MetadataFilter
-	idExec  *service.MessageBatchInterpolationExecutor
+	ids     *fieldExec // nil: the server assigns ids
 
 	kv     []metaKV
 	arena  []byte
@@ -50,8 +50,8 @@ type metaKV struct {
 	v   any
 }
 
-func newMessageBuilder(headers *service.MetadataFilter, idExec *service.MessageBatchInterpolationExecutor, messages int) *messageBuilder {
-	return &messageBuilder{headers: headers, idExec: idExec, expect: messages}
+func newMessageBuilder(headers *service.MetadataFilter, ids *fieldExec, messages int) *messageBuilder {
+	return &messageBuilder{headers: headers, ids: ids, expect: messages}
 }
 
 // build turns message i of the batch into an Iggy message, checking every
@@ -69,8 +69,8 @@ func (b *messageBuilder) build(msg *service.Message, i int) (iggy.Message, error
 		return iggy.Message{}, fmt.Errorf("payload is %d bytes: Iggy accepts payloads of 1 to %d bytes", len(payload), maxPayloadBytes)
 	}
 	var id [16]byte
-	if b.idExec != nil {
-		s, err := b.idExec.TryString(i)
+	if b.ids != nil {
+		s, err := b.ids.value(i)
 		if err != nil {
 			return iggy.Message{}, fmt.Errorf("interpolating message_id: %w", err)
 		}

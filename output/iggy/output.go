@@ -39,7 +39,8 @@ type Output struct {
 	pool        *iggy.Pool
 	batchPolicy service.BatchPolicy
 	maxInFlight int
-	topics      topicCache // partition counts for messages_key and flushes
+	topics      topicCache    // partition counts for messages_key and flushes
+	creating    chan struct{} // held while a connection creates a keyed topic
 	left        undelivered
 	inFlight    atomic.Int64 // messages inside WriteBatch
 	unwatch     func()
@@ -59,6 +60,7 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 		conn:        &connector{opts: c.client, log: mgr.Logger()},
 		batchPolicy: c.batchPolicy,
 		maxInFlight: c.maxInFlight,
+		creating:    make(chan struct{}, 1),
 		bytesOut:    mgr.Metrics().NewCounter("iggy_output_bytes"),
 	}
 	o.bytesOut.Incr(0) // exported from the start, so that rate() has a series
@@ -177,7 +179,7 @@ func (o *Output) sendBatch(ctx context.Context, c *iggy.Conn, batch service.Mess
 	var partitions partitionsFunc
 	if o.conf.partitioning == partitioningKey {
 		partitions = func(stream, topic string) (uint32, error) {
-			return o.topics.partitions(ctx, c, stream, topic)
+			return o.keyedPartitions(ctx, c, stream, topic)
 		}
 	}
 	groups, err := o.groupBatch(batch, partitions, fail)
@@ -256,11 +258,11 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 // fill builds each routed message into its group and returns the groups
 // that got any.
 func (o *Output) fill(batch service.MessageBatch, groups, dests []*group, fail func(int, error)) []*group {
-	var idExec *service.MessageBatchInterpolationExecutor
-	if o.conf.messageID != nil {
-		idExec = batch.InterpolationExecutor(o.conf.messageID)
+	var ids *fieldExec
+	if o.conf.messageID.InterpolatedString != nil {
+		ids = o.conf.messageID.forBatch(batch)
 	}
-	mb := newMessageBuilder(o.conf.headers, idExec, len(batch))
+	mb := newMessageBuilder(o.conf.headers, ids, len(batch))
 	for _, g := range groups {
 		g.idx = make([]int, 0, g.size)
 		g.msgs = make([]iggy.Message, 0, g.size)
@@ -358,13 +360,14 @@ func (o *Output) sendChunk(ctx context.Context, c *iggy.Conn, g *group, from, to
 		OriginTimestamp: o.now(), Messages: g.msgs[from:to]}
 	landed, err := c.Send(ctx, &b)
 	if err != nil && !isConnLost(err) && iggy.IsNotFound(err) && (o.conf.createStream || o.conf.createTopic) {
-		created, cerr := o.create(ctx, c, g)
-		switch {
+		// Send again whether this connection created the stream or topic or
+		// found that another one just had: either way it may exist now.
+		switch cerr := o.create(ctx, c, g); {
 		case cerr != nil && isConnLost(cerr):
 			return cerr
 		case cerr != nil:
 			err = fmt.Errorf("%w; then %v", err, cerr)
-		case created:
+		default:
 			landed, err = c.Send(ctx, &b)
 		}
 	}
@@ -389,36 +392,32 @@ func (o *Output) sendChunk(ctx context.Context, c *iggy.Conn, g *group, from, to
 }
 
 // create makes the group's stream and topic when they are missing and the
-// configuration allows it, and says whether it created anything. It only
-// runs after a send failed, so a working pipeline pays nothing for it.
-func (o *Output) create(ctx context.Context, c *iggy.Conn, g *group) (created bool, err error) {
+// configuration allows it; one that another connection (or pipeline) made
+// first is fine. It runs after a send failed for a missing stream or topic
+// (and, with messages_key, before the first send to a topic not found), so
+// a working pipeline pays nothing for it.
+func (o *Output) create(ctx context.Context, c *iggy.Conn, g *group) error {
 	if o.conf.createStream && g.streamID.Kind == iggy.KindName {
-		switch err = c.CreateStream(ctx, g.stream); {
+		switch err := c.CreateStream(ctx, g.stream); {
 		case err == nil:
-			created = true
 			o.log.Infof("Created Iggy stream %q", g.stream)
-		case iggy.CodeOf(err) == iggy.CodeStreamNameAlreadyExists:
-			err = nil
-		default:
-			return false, fmt.Errorf("creating stream %q: %w", g.stream, err)
+		case iggy.CodeOf(err) != iggy.CodeStreamNameAlreadyExists:
+			return fmt.Errorf("creating stream %q: %w", g.stream, err)
 		}
 	}
 	if o.conf.createTopic && g.topicID.Kind == iggy.KindName {
 		spec := iggy.TopicSpec{Name: g.topic, Partitions: o.conf.partitions, MessageExpiry: o.conf.expiry, MaxTopicSize: o.conf.maxTopicSize}
-		switch err = c.CreateTopic(ctx, g.streamID, spec); {
+		switch err := c.CreateTopic(ctx, g.streamID, spec); {
 		case err == nil:
-			created = true
 			o.log.Infof("Created Iggy topic %q in stream %q with %d partitions", g.topic, g.stream, o.conf.partitions)
-		case iggy.CodeOf(err) == iggy.CodeTopicNameAlreadyExists:
-			err = nil
-		case iggy.IsNotFound(err):
-			// The stream is missing and was not created; explain says so.
-			err = nil
+		case iggy.CodeOf(err) == iggy.CodeTopicNameAlreadyExists, iggy.IsNotFound(err):
+			// Made by another, or the stream is missing and was not
+			// created (the send says so).
 		default:
-			return false, fmt.Errorf("creating topic %q in stream %q: %w", g.topic, g.stream, err)
+			return fmt.Errorf("creating topic %q in stream %q: %w", g.topic, g.stream, err)
 		}
 	}
-	return created, err
+	return nil
 }
 
 // whichMissing turns Iggy 0.9's ResourceNotFound, which does not say what

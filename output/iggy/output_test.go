@@ -136,6 +136,37 @@ func TestPartitioningMessagesKey(t *testing.T) {
 	}
 }
 
+// TestCreateTopicConcurrently: four batches sent at once over four
+// connections to a stream and topic that do not exist yet all land: a
+// connection whose create meets a topic another one just made sends again
+// instead of failing its messages.
+func TestCreateTopicConcurrently(t *testing.T) {
+	e := newEnv(t)
+	stream := e.stream()
+	out := e.output(fmt.Sprintf("stream: %s\ntopic: t\ncreate_stream: true\ncreate_topic: true\npartitions: 2\nmax_in_flight: 4", stream))
+	mustConnect(t, out)
+	var want []string
+	errs := make(chan error, 4)
+	for b := range 4 {
+		var batch service.MessageBatch
+		for i := range 10 {
+			p := fmt.Sprintf("b%d-%d", b, i)
+			batch = append(batch, msg(p))
+			want = append(want, p)
+		}
+		go func() { errs <- out.WriteBatch(ctxT(t, 10*time.Second), batch) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Errorf("WriteBatch: %v", err)
+		}
+	}
+	slices.Sort(want)
+	if got := sortedPayloads(e.pollAll(stream, "t")); !slices.Equal(got, want) {
+		t.Errorf("the topic holds %d messages, want the %d sent", len(got), len(want))
+	}
+}
+
 func TestCreateStreamAndTopic(t *testing.T) {
 	e := newEnv(t)
 	stream := e.stream()

@@ -17,7 +17,7 @@ type dest struct{ stream, topic string }
 type router struct {
 	o                               *Output
 	stream, topic                   string // static values, when not interpolated
-	streamExec, topicExec, partExec *service.MessageBatchInterpolationExecutor
+	streamExec, topicExec, partExec *fieldExec
 	partField                       string
 	partitions                      partitionsFunc // nil unless messages_key
 	counts                          map[dest]uint32
@@ -37,16 +37,16 @@ func (o *Output) newRouter(batch service.MessageBatch, partitions partitionsFunc
 	r := &router{o: o, partitions: partitions, counts: map[dest]uint32{}, byKey: map[groupKey]*group{}}
 	var static bool
 	if r.stream, static = conf.stream.Static(); !static {
-		r.streamExec = batch.InterpolationExecutor(conf.stream)
+		r.streamExec = conf.stream.forBatch(batch)
 	}
 	if r.topic, static = conf.topic.Static(); !static {
-		r.topicExec = batch.InterpolationExecutor(conf.topic)
+		r.topicExec = conf.topic.forBatch(batch)
 	}
 	switch conf.partitioning {
 	case partitioningPartition:
-		r.partExec, r.partField = batch.InterpolationExecutor(conf.partition), ioFieldPartition
+		r.partExec, r.partField = conf.partition.forBatch(batch), ioFieldPartition
 	case partitioningKey:
-		r.partExec, r.partField = batch.InterpolationExecutor(conf.key), ioFieldKey
+		r.partExec, r.partField = conf.key.forBatch(batch), ioFieldKey
 	}
 	return r
 }
@@ -82,17 +82,17 @@ func (r *router) route(i int) (g *group, rejected, err error) {
 func (r *router) key(i int) (k groupKey, err error) {
 	k = groupKey{stream: r.stream, topic: r.topic}
 	if r.streamExec != nil {
-		if k.stream, err = r.streamExec.TryString(i); err != nil {
+		if k.stream, err = r.streamExec.value(i); err != nil {
 			return k, fmt.Errorf("interpolating stream: %w", err)
 		}
 	}
 	if r.topicExec != nil {
-		if k.topic, err = r.topicExec.TryString(i); err != nil {
+		if k.topic, err = r.topicExec.value(i); err != nil {
 			return k, fmt.Errorf("interpolating topic: %w", err)
 		}
 	}
 	if r.partExec != nil {
-		if k.part, err = r.partExec.TryString(i); err != nil {
+		if k.part, err = r.partExec.value(i); err != nil {
 			return k, fmt.Errorf("interpolating %s: %w", r.partField, err)
 		}
 	}

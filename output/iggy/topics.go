@@ -77,3 +77,39 @@ func (t *topicCache) forget(stream, topic string) {
 	delete(t.m, [2]string{stream, topic})
 	t.mu.Unlock()
 }
+
+// keyedPartitions returns a topic's partition count for messages_key
+// partitioning. A topic that does not exist yet is created first, when
+// create_topic allows, by one connection at a time: keyed messages then go
+// to the partition the output picks, never to Iggy to place in a topic that
+// another connection is still creating, which a 0.8.0 server answered by
+// panicking (remainder by zero).
+func (o *Output) keyedPartitions(ctx context.Context, c *iggy.Conn, stream, topic string) (uint32, error) {
+	n, err := o.topics.partitions(ctx, c, stream, topic)
+	if !errors.Is(err, errTopicUnknown) || !o.conf.createTopic {
+		return n, err
+	}
+	select {
+	case o.creating <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	defer func() { <-o.creating }()
+	// Another connection may have created it while this one waited.
+	if n, err = o.topics.partitions(ctx, c, stream, topic); !errors.Is(err, errTopicUnknown) {
+		return n, err
+	}
+	sid, serr := iggy.ParseIdentifier(stream)
+	tid, terr := iggy.ParseIdentifier(topic)
+	if serr != nil || terr != nil {
+		return 0, errTopicUnknown // the send reports the bad name
+	}
+	g := &group{stream: stream, topic: topic, streamID: sid, topicID: tid}
+	if err := o.create(ctx, c, g); err != nil {
+		if isConnLost(err) || ctx.Err() != nil {
+			return 0, err
+		}
+		return 0, errTopicUnknown // the send meets the same refusal and reports it
+	}
+	return o.topics.partitions(ctx, c, stream, topic)
+}

@@ -1,0 +1,67 @@
+package iggyoutput
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+)
+
+// TestFieldMatchesInterpolation: a field read through the metadata shortcut
+// gives what Benthos's interpolation of the same text gives, for every kind
+// of metadata value and for a missing key; fields that are more than one
+// reference are not shortcut.
+func TestFieldMatchesInterpolation(t *testing.T) {
+	values := map[string]any{
+		"s": "text", "i": int64(-42), "u": uint64(7), "f": 2.5, "b": true, "raw": []byte("bytes"),
+		"t": time.Date(2026, 12, 2, 3, 4, 5, 6, time.UTC), "nil": nil, "obj": map[string]any{"a": []any{int64(1), "x"}},
+	}
+	var batch service.MessageBatch
+	for range 3 {
+		m := service.NewMessage([]byte("{}"))
+		for k, v := range values {
+			m.MetaSetMut(k, v)
+		}
+		batch = append(batch, m, service.NewMessage([]byte("no metadata")))
+	}
+	texts := []string{"${! @missing }", "${!@s}", "${!  @s  }"}
+	for k := range values {
+		texts = append(texts, "${! @"+k+" }")
+	}
+	for _, text := range texts {
+		f := mustField(t, text)
+		if f.meta == "" {
+			t.Errorf("%q: not recognised as one metadata reference", text)
+		}
+		want := batch.InterpolationExecutor(f.InterpolatedString)
+		got := f.forBatch(batch)
+		for i := range batch {
+			w, werr := want.TryString(i)
+			g, gerr := got.value(i)
+			if w != g || fmt.Sprint(werr) != fmt.Sprint(gerr) {
+				t.Errorf("%q message %d: %q, %v; interpolation gives %q, %v", text, i, g, gerr, w, werr)
+			}
+		}
+	}
+	for _, text := range []string{"${! @s }-x", "a${! @s }", "${! @s.a }", "${! @ }", "${! meta(\"s\") }", "${! @s }${! @i }", "plain"} {
+		if f := mustField(t, text); f.meta != "" {
+			t.Errorf("%q: taken for a reference to %q", text, f.meta)
+		}
+	}
+}
+
+func mustField(t *testing.T, text string) field {
+	t.Helper()
+	spec := service.NewConfigSpec().Field(service.NewInterpolatedStringField("f"))
+	conf, err := spec.ParseYAML("f: '"+strings.ReplaceAll(text, "'", "''")+"'", nil)
+	if err != nil {
+		t.Fatalf("%q: %v", text, err)
+	}
+	f, err := parseField(conf, "f")
+	if err != nil {
+		t.Fatalf("%q: %v", text, err)
+	}
+	return f
+}
