@@ -187,7 +187,7 @@ func checkpointFields() []*service.ConfigField {
 			Default(1024).
 			LintRule(lintRule(fiFieldCheckpointLimit)),
 		service.NewStringAnnotatedEnumField(fiFieldOrdering, map[string]string{
-			orderingBucket: "At most one batch per bucket is in flight: the next batch of a bucket is handed out once the previous one is acknowledged. Rows of a bucket (and so the changes of a key of a primary-key table) reach the output in log order whatever `pipeline.threads` and the output's `max_in_flight`; batches of different buckets still go in parallel, so a table with N buckets can keep N batches busy.",
+			orderingBucket: "At most one batch per bucket is in flight: the next batch of a bucket is handed out once the previous one is acknowledged. Rows of a bucket (and so the changes of a key of a primary-key table) reach the output in log order whatever `pipeline.threads` and the output's `max_in_flight`; batches of different buckets still go in parallel, so a table with N buckets can keep N batches busy. This holds while each batch reaches the output whole: an output `batching` policy re-cuts batches (one input batch can end up in two output batches written at once), so with it keep the output's `max_in_flight: 1`, or batch here (this input's `batching` keeps its batches whole) and leave the output's out.",
 			orderingNone:   "Batches are handed out as they are read, several per bucket at once: a little faster on append-only tables, but with `pipeline.threads` or `max_in_flight` above 1 the rows of a bucket can reach the output out of order.",
 		}).
 			Description("Whether the input keeps the rows of each bucket in order through a parallel pipeline.").
