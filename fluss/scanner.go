@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
@@ -176,7 +175,7 @@ func (c *Client) scanConfig(info *TableInfo, opts []ScanOption) (scanConfig, err
 		maxBucketBytes: DefaultFetchMaxBucketBytes,
 		minBytes:       DefaultFetchMinBytes,
 		maxWait:        DefaultFetchMaxWait,
-		mem:            memory.DefaultAllocator,
+		mem:            newRecycler(defaultRecycleBytes),
 		checkCRC:       true,
 		pushdown:       true,
 		maxBuffered:    1,

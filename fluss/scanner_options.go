@@ -59,8 +59,9 @@ func FetchMinBytes(n int) ScanOption { return func(c *scanConfig) { c.minBytes =
 // FetchMinBytes (default 500ms).
 func FetchMaxWait(d time.Duration) ScanOption { return func(c *scanConfig) { c.maxWait = d } }
 
-// ScanAllocator sets the allocator of decompressed Arrow buffers (default
-// memory.DefaultAllocator).
+// ScanAllocator sets the allocator of the Arrow buffers a scan decompresses
+// or builds. The default behaves as memory.DefaultAllocator and keeps the
+// buffers of released batches (up to 32 MiB) for the next ones.
 func ScanAllocator(mem memory.Allocator) ScanOption { return func(c *scanConfig) { c.mem = mem } }
 
 // ScanCheckCRC turns the CRC-32C check of unprojected batches on or off

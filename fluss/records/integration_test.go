@@ -186,7 +186,16 @@ func requireSameLines(t *testing.T, what string, want, got []string) {
 	}
 }
 
-const testDB = "records_it"
+// testDB is this run's database (a name of its own, so that a run
+// interrupted on a shared cluster leaves nothing in the next one's way);
+// useTestDB creates it, and drops it when the test ends.
+var testDB = flusstest.UniqueName("records_it")
+
+func useTestDB(t *testing.T, addr string) {
+	t.Helper()
+	javaTool(t, addr, "create-database", testDB, "--if-not-exists")
+	t.Cleanup(func() { javaTool(t, addr, "drop-database", testDB, "--if-exists", "--cascade") })
+}
 
 // TestIntegrationDecodeJavaBatches: rows written by the official Java client
 // (every type, each compression; a primary-key table with updates, deletes
@@ -194,7 +203,7 @@ const testDB = "records_it"
 // and rendered identically to the Java tool's scan.
 func TestIntegrationDecodeJavaBatches(t *testing.T) {
 	addr := flusstest.Require(t)
-	javaTool(t, addr, "create-database", testDB, "--if-not-exists")
+	useTestDB(t, addr)
 	c := newClient(t, addr)
 	for _, comp := range []string{"NONE", "LZ4_FRAME", "ZSTD"} {
 		t.Run("log-"+comp, func(t *testing.T) {
@@ -251,7 +260,7 @@ func TestIntegrationDecodeJavaBatches(t *testing.T) {
 // the Java client.
 func TestIntegrationEncodeForJava(t *testing.T) {
 	addr := flusstest.Require(t)
-	javaTool(t, addr, "create-database", testDB, "--if-not-exists")
+	useTestDB(t, addr)
 	c := newClient(t, addr)
 	for _, comp := range []records.Compression{records.CompressionNone, records.CompressionLZ4Frame, records.CompressionZSTD} {
 		t.Run(comp.String(), func(t *testing.T) {
@@ -302,7 +311,7 @@ func TestIntegrationEncodeForJava(t *testing.T) {
 // delete rows of a primary-key table; the Java client sees the changelog.
 func TestIntegrationPutKV(t *testing.T) {
 	addr := flusstest.Require(t)
-	javaTool(t, addr, "create-database", testDB, "--if-not-exists")
+	useTestDB(t, addr)
 	cols := "id BIGINT NOT NULL, c_boolean BOOLEAN, c_tinyint TINYINT, c_smallint SMALLINT, c_int INT, " +
 		"c_float FLOAT, c_double DOUBLE, c_decimal_5_2 DECIMAL(5, 2), c_decimal_18_6 DECIMAL(18, 6), " +
 		"c_decimal_38_18 DECIMAL(38, 18), c_char CHAR(8), c_string STRING, c_binary BINARY(4), c_bytes BYTES, " +

@@ -30,6 +30,15 @@ import (
 type rowDec struct {
 	format LogFormat
 	acc    rowBudget
+	none   []*colBuilder // all nil: the fields of a row that is read and dropped
+}
+
+// dropCols returns n nil builders.
+func (d *rowDec) dropCols(n int) []*colBuilder {
+	if len(d.none) < n {
+		d.none = make([]*colBuilder, n)
+	}
+	return d.none[:n]
 }
 
 // rowValue appends a ROW value stored in v.

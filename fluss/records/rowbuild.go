@@ -35,10 +35,9 @@ type colBuilder struct {
 	acc    *rowBudget
 	mem    memory.Allocator
 	layout colLayout
-	width  int // layoutFixed: bytes per value
-	n      int // values appended
-	nulls  int
-	valid  colBuf        // validity bitmap; empty until the first null
+	width  int           // layoutFixed: bytes per value
+	n      int           // values appended
+	nullAt []int32       // positions of the nulls
 	vals   colBuf        // fixed-width values, BOOLEAN bits, or int32 start offsets
 	data   colBuf        // layoutVar: the bytes
 	kids   []*colBuilder // mirrors spec.kids
@@ -101,7 +100,6 @@ func (c *colBuilder) appendNull() {
 func (c *colBuilder) appendBool(v bool) {
 	if c != nil {
 		c.n++
-		c.setValid()
 		c.appendBit(v)
 		c.acc.used += c.spec.width
 	}
@@ -236,7 +234,6 @@ func (c *colBuilder) appendVar(b []byte) error {
 			return err
 		}
 		c.n++
-		c.setValid()
 		c.offset(len(c.data.b))
 		copy(c.data.next(c.mem, len(b)), b)
 	case layoutFixed:
@@ -258,7 +255,6 @@ func (c *colBuilder) appendNested() {
 		return
 	}
 	c.n++
-	c.setValid()
 	if c.layout == layoutStruct {
 		c.acc.used++ // the fields count themselves
 		return

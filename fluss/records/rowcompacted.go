@@ -100,11 +100,11 @@ func (d *rowDec) compactedRow(specs []*fieldSpec, cols []*colBuilder, row []byte
 		return 0, fmt.Errorf("%d bytes, the null bitmap of %d fields needs %d", len(row), len(specs), nb)
 	}
 	r := cursor{b: row, pos: nb}
+	if cols == nil {
+		cols = d.dropCols(len(specs))
+	}
 	for i, f := range specs {
-		var c *colBuilder
-		if cols != nil {
-			c = cols[i]
-		}
+		c := cols[i]
 		if f.nullable && row[i>>3]&(1<<(i&7)) != 0 {
 			c.appendNull()
 			continue
@@ -163,6 +163,12 @@ func (d *rowDec) compactedValue(f *fieldSpec, c *colBuilder, r *cursor) error {
 			return err
 		}
 		return c.appendDecimalBytes(v)
+	case types.KindChar, types.KindString, types.KindBinary, types.KindBytes:
+		v, err := r.sized()
+		if err != nil {
+			return err
+		}
+		return c.appendVar(v)
 	default:
 		v, err := r.sized()
 		if err != nil {

@@ -29,11 +29,11 @@ func (d *rowDec) indexedRow(specs []*fieldSpec, cols []*colBuilder, nvar int, ro
 		return 0, fmt.Errorf("%d bytes, the header of %d fields needs %d", len(row), len(specs), hdr)
 	}
 	lens, pos, slot := row[nb:hdr], hdr, 0
+	if cols == nil {
+		cols = d.dropCols(len(specs))
+	}
 	for i, f := range specs {
-		var c *colBuilder
-		if cols != nil {
-			c = cols[i]
-		}
+		c := cols[i]
 		if row[i>>3]&(1<<(i&7)) != 0 {
 			c.appendNull()
 			continue

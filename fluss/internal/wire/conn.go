@@ -110,8 +110,9 @@ func (c *Config) withDefaults() Config {
 }
 
 type result struct {
-	resp Response
-	err  error
+	resp  Response
+	frame []byte // the frame resp.Body is part of
+	err   error
 }
 
 type versionRange struct{ min, max int16 }
@@ -232,6 +233,16 @@ type callOpts struct {
 	timeout time.Duration
 	version int16
 	hasVer  bool
+	release *func()
+}
+
+// WithFrameRelease sets *release, when the call succeeds, to a func that
+// hands the response's frame back for a later response to be read into
+// (frames of 64 KiB and more; up to 64 MiB are kept). Call it once nothing
+// refers to the body any more, or not at all: without it the frame is left
+// to the garbage collector.
+func WithFrameRelease(release *func()) CallOption {
+	return func(o *callOpts) { o.release = release }
 }
 
 // WithTimeout sets the time to wait for the response of this call instead of
@@ -323,7 +334,7 @@ func (c *Conn) roundTrip(ctx context.Context, api APIKey, o callOpts, req proto.
 
 	select {
 	case r := <-ch:
-		return c.finish(api, r)
+		return c.finish(api, o, r)
 	case <-ctx.Done():
 		c.forget(id)
 		return nil, ctx.Err()
@@ -332,7 +343,7 @@ func (c *Conn) roundTrip(ctx context.Context, api APIKey, o callOpts, req proto.
 		// The response may have raced the timer.
 		select {
 		case r := <-ch:
-			return c.finish(api, r)
+			return c.finish(api, o, r)
 		default:
 		}
 		c.log.Debug("fluss request timed out", "api", api.String(), "request_id", id, "timeout", o.timeout)
@@ -340,12 +351,16 @@ func (c *Conn) roundTrip(ctx context.Context, api APIKey, o callOpts, req proto.
 	}
 }
 
-func (c *Conn) finish(api APIKey, r result) ([]byte, error) {
+func (c *Conn) finish(api APIKey, o callOpts, r result) ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
 	switch r.resp.Type {
 	case ResponseSuccess:
+		if o.release != nil {
+			frame := r.frame
+			*o.release = func() { frames.Put(frame) }
+		}
 		return r.resp.Body, nil
 	case ResponseError:
 		return nil, &RequestError{Addr: c.addr, API: api, Err: decodeErrorBody(r.resp.Body)}
@@ -481,7 +496,7 @@ func (c *Conn) readLoop() {
 			c.log.Debug("fluss response for unknown request id dropped", "request_id", resp.RequestID)
 			continue
 		}
-		ch <- result{resp: resp}
+		ch <- result{resp: resp, frame: frame}
 	}
 }
 

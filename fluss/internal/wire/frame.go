@@ -155,7 +155,8 @@ func NewFrameReader(r io.Reader, maxFrame int) *FrameReader {
 }
 
 // Next reads the next frame and returns its bytes after the length prefix, in
-// a fresh slice the caller owns. The declared length is validated against the
+// a slice the caller owns (a fresh one, or one handed back through
+// WithFrameRelease). The declared length is validated against the
 // bound before the slice is allocated. At a clean end of stream it returns
 // io.EOF; a stream that ends inside a frame gives io.ErrUnexpectedEOF.
 func (fr *FrameReader) Next() ([]byte, error) {
@@ -166,7 +167,7 @@ func (fr *FrameReader) Next() ([]byte, error) {
 	if n < 0 || n > int64(fr.max) {
 		return nil, &frameLengthError{length: n, limit: fr.max, prefix: fr.hdr}
 	}
-	buf := make([]byte, n)
+	buf := frameBuf(int(n))
 	if _, err := io.ReadFull(fr.r, buf); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
