@@ -99,7 +99,7 @@ scan_stage() { # name, pattern, extra env...
 		printf '\n## bench/scan: %s\n\nFailed on this run (see the output of `make bench`).\n' "$name" >>"$work/results.md"
 	fi
 }
-scan_stage "row-format logs (COMPACTED beside ARROW)" ScanRowFormat FLUSS_BENCH_ROWS="${FLUSS_BENCH_SCAN_ROWS:-300000}"
+scan_stage "row-format logs (COMPACTED beside ARROW)" ScanRowFormat FLUSS_BENCH_ROWS="${FLUSS_BENCH_SCAN_ROWS:-1000000}"
 scan_stage "a KV snapshot beside the log scan (1,000,000 keys)" BenchmarkSnapshot FLUSS_BENCH_ROWS=1000000
 scan_stage "a table half in S3" ScanRemoteS3 FLUSS_S3_START=1 FLUSS_BENCH_ROWS="${FLUSS_BENCH_S3_ROWS:-2000000}"
 

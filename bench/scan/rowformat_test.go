@@ -39,10 +39,11 @@ func benchColumns() string {
 const rowFormatRounds = 3
 
 // BenchmarkScanRowFormat reads the same rows from an ARROW (ZSTD) and a
-// COMPACTED log table with our scanner and reports rows/s and CPU per row
-// of each (the median of rowFormatRounds alternating scans), and the CPU
-// ratio COMPACTED/ARROW (target: at most 2). Both tables have the
-// benchmark table's 10 columns and 4 buckets; the Java tool writes them
+// COMPACTED log table with our scanner and reports rows/s, CPU per row and
+// peak RSS of each (the scan of median CPU among rowFormatRounds
+// alternating ones), and the CPU ratio COMPACTED/ARROW (target: at most
+// 2). Both tables have the benchmark table's 10 columns and 4 buckets; the
+// Java tool writes them
 // (our writer writes ARROW only) with the same generated rows,
 // FLUSS_BENCH_ROWS of them (default 2,000,000).
 //
@@ -77,14 +78,15 @@ func BenchmarkScanRowFormat(b *testing.B) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "\nscan of %s rows (%d buckets), our scanner, median of %d scans each\n", rows,
 		benchtable.Buckets, len(runs[formats[0]]))
-	fmt.Fprintf(&report, "%-10s %10s %8s %12s %9s %12s\n", "format", "rows", "seconds", "rows/s", "MB/s", "CPU µs/row")
+	fmt.Fprintf(&report, "%-10s %10s %8s %12s %9s %12s %10s\n", "format", "rows", "seconds", "rows/s", "MB/s", "CPU µs/row", "peak RSS")
 	cpu := map[string]float64{}
 	for _, format := range formats {
 		r := medianByCPU(runs[format])
 		cpu[format] = r.CPUSeconds / float64(r.Rows) * 1e6
 		b.ReportMetric(cpu[format], strings.ToLower(format)+"-cpu-us/row")
-		fmt.Fprintf(&report, "%-10s %10d %8.3f %12.0f %9.1f %12.3f\n", format, r.Rows, r.Seconds,
-			float64(r.Rows)/r.Seconds, float64(r.Bytes)/1e6/r.Seconds, cpu[format])
+		fmt.Fprintf(&report, "%-10s %10d %8.3f %12.0f %9.1f %12.3f %8.1fMB\n", format, r.Rows, r.Seconds,
+			float64(r.Rows)/r.Seconds, float64(r.Bytes)/1e6/r.Seconds, cpu[format], float64(r.PeakRSSKB)/1024)
+		b.ReportMetric(float64(r.PeakRSSKB)/1024, strings.ToLower(format)+"-peak-RSS-MB")
 	}
 	ratio := cpu["COMPACTED"] / cpu["ARROW"]
 	b.ReportMetric(ratio, "cpu-ratio")
