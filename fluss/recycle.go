@@ -29,10 +29,12 @@ const (
 func newRecycler(limit int) recycler { return recycler{bufpool.New(minRecycleClass, limit)} }
 
 // Allocate returns size zeroed bytes, zeroed to their capacity (Reallocate
-// may hand out the rest).
+// may hand out the rest): a new slice is, a reused one is cleared.
 func (r recycler) Allocate(size int) []byte {
-	b := r.pool.Get(max(size, 0))
-	clear(b[:cap(b)])
+	b, reused := r.pool.Get(max(size, 0))
+	if reused {
+		clear(b[:cap(b)])
+	}
 	return b
 }
 

@@ -100,12 +100,15 @@ func Batch(schema *arrow.Schema, first int64, n int) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-// Create creates the table at path (its database must exist), waits until
-// every bucket has a leader and fills it with rows rows, one writer goroutine
-// per bucket.
-func Create(ctx context.Context, c *fluss.Client, path fluss.TablePath, rows int) error {
+// Create creates the table at path (its database must exist) with ZSTD
+// batches and the table properties props adds, waits until every bucket has
+// a leader and fills it with rows rows, one writer goroutine per bucket.
+func Create(ctx context.Context, c *fluss.Client, path fluss.TablePath, rows int, props map[string]string) error {
 	desc := &types.TableDescriptor{Schema: *Schema(), BucketCount: Buckets,
 		Properties: map[string]string{types.PropArrowCompression: "ZSTD"}}
+	for k, v := range props {
+		desc.Properties[k] = v
+	}
 	if err := c.CreateTable(ctx, path, desc, false); err != nil {
 		return fmt.Errorf("creating %s: %w", path, err)
 	}

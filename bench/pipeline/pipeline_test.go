@@ -78,7 +78,7 @@ func rounds() int {
 // fills it with rows rows (none for rows 0).
 func createTable(ctx context.Context, c *fluss.Client, db, name string, rows int) (fluss.TablePath, error) {
 	path := fluss.NewTablePath(db, name)
-	return path, benchtable.Create(ctx, c, path, rows)
+	return path, benchtable.Create(ctx, c, path, rows, nil)
 }
 
 // bench holds what the stages share.

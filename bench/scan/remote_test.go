@@ -11,13 +11,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fluss-iggy/fluss-iggy/bench/benchtable"
 	"github.com/fluss-iggy/fluss-iggy/fluss"
-	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
@@ -171,56 +169,16 @@ func BenchmarkScanRemoteS3(b *testing.B) {
 	fmt.Print(report.String())
 }
 
-// createTieredTable creates the benchmark table with the given
-// table.log.tiered.local-segments and fills it as benchtable.Create does.
+// createTieredTable creates and fills the benchmark table with the given
+// table.log.tiered.local-segments.
 func createTieredTable(b *testing.B, c *fluss.Client, path fluss.TablePath, rows, localSegments int) *fluss.TableInfo {
 	ctx := context.Background()
-	desc := &types.TableDescriptor{Schema: *benchtable.Schema(), BucketCount: benchtable.Buckets,
-		Properties: map[string]string{
-			types.PropArrowCompression:        "ZSTD",
-			"table.log.tiered.local-segments": strconv.Itoa(localSegments),
-		}}
-	if err := c.CreateTable(ctx, path, desc, false); err != nil {
-		b.Fatal(err)
-	}
-	var info *fluss.TableInfo
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		var err error
-		if info, err = c.RefreshTable(ctx, path); err == nil {
-			if _, err = c.ListOffsets(ctx, info, fluss.NoPartition, nil, fluss.LatestOffset()); err == nil {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("table %s not ready: %v", path, err)
-		}
-	}
-	w, err := c.NewWriter(info)
+	err := benchtable.Create(ctx, c, path, rows, map[string]string{"table.log.tiered.local-segments": strconv.Itoa(localSegments)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, benchtable.Buckets)
-	per := (rows + benchtable.Buckets - 1) / benchtable.Buckets
-	for bk := 0; bk < benchtable.Buckets; bk++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := bk*per, min((bk+1)*per, rows)
-			for first := lo; first < hi; first += benchtable.BatchRows {
-				rec := benchtable.Batch(w.Schema(), int64(first), min(benchtable.BatchRows, hi-first))
-				_, err := w.Append(ctx, fluss.NoPartition, int32(bk), rec)
-				rec.Release()
-				if err != nil {
-					errs <- fmt.Errorf("writing %s bucket %d: %w", path, bk, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	info, err := c.RefreshTable(ctx, path)
+	if err != nil {
 		b.Fatal(err)
 	}
 	return info

@@ -127,7 +127,7 @@ func createTable(b *testing.B, c *fluss.Client, rows int) (fluss.TablePath, func
 	drop := func() { _ = c.DropDatabase(context.Background(), db, true, true) }
 	path := fluss.NewTablePath(db, "scan_bench")
 	start := time.Now()
-	if err := benchtable.Create(ctx, c, path, rows); err != nil {
+	if err := benchtable.Create(ctx, c, path, rows, nil); err != nil {
 		drop()
 		b.Fatal(err)
 	}

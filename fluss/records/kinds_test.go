@@ -148,19 +148,7 @@ func decodeNullRow(schema *types.Schema, as *arrow.Schema, f records.LogFormat) 
 	if err != nil {
 		return err
 	}
-	res, err := dec.Decode(batch, 0)
-	defer res.Release()
-	if err != nil {
-		return err
-	}
-	if len(res.Batches) != 1 || res.Batches[0].NumRows() != 1 {
-		return fmt.Errorf("decoded %d batches, want one of one row", len(res.Batches))
-	}
-	r := res.Batches[0].Record
-	if id := r.Column(0).(*array.Int64).Value(0); id != 7 || !r.Column(1).IsNull(0) {
-		return fmt.Errorf("decoded id %d and v %s, want 7 and null", id, r.Column(1))
-	}
-	return nil
+	return decodeOneNullRow(dec, batch, as)
 }
 
 // isFixed reports whether an IndexedRow stores t in a fixed number of bytes.
@@ -191,6 +179,12 @@ func decodeNullArrow(as *arrow.Schema) error {
 	if err != nil {
 		return err
 	}
+	return decodeOneNullRow(dec, batch, as)
+}
+
+// decodeOneNullRow decodes batch and checks that it holds one row, id 7 and
+// a null v of the Arrow type as gives it.
+func decodeOneNullRow(dec *records.Decoder, batch []byte, as *arrow.Schema) error {
 	res, err := dec.Decode(batch, 0)
 	defer res.Release()
 	if err != nil {

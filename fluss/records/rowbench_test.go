@@ -15,7 +15,8 @@ import (
 )
 
 // rowBenchSchema has the shape of bench/benchtable's table: ten columns,
-// the commonest types, three strings.
+// the commonest types, three strings. (benchtable imports this package
+// through fluss, so its Schema cannot be used here.)
 var rowBenchSchema = types.MustSchema([]types.Column{
 	types.NewColumn("id", types.BigInt().NotNull()),
 	types.NewColumn("ts", types.Timestamp(3)),

@@ -4,50 +4,23 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/bench/benchtable"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
 
-// benchRecord builds n rows of a 10-column table of mixed types.
+// benchRecord builds n rows of the benchmark table (bench/benchtable).
 func benchRecord(b testing.TB, n int) (*types.Schema, *arrow.Schema, arrow.RecordBatch) {
 	b.Helper()
-	s := types.MustSchema([]types.Column{
-		types.NewColumn("id", types.BigInt().NotNull()),
-		types.NewColumn("ts", types.Timestamp(3)),
-		types.NewColumn("user_name", types.String()),
-		types.NewColumn("category", types.String()),
-		types.NewColumn("price", types.Decimal(12, 2)),
-		types.NewColumn("quantity", types.Int()),
-		types.NewColumn("score", types.Double()),
-		types.NewColumn("active", types.Boolean()),
-		types.NewColumn("day", types.Date()),
-		types.NewColumn("note", types.String()),
-	})
+	s := benchtable.Schema()
 	as, err := s.ArrowSchema()
 	if err != nil {
 		b.Fatal(err)
 	}
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, as)
-	defer rb.Release()
-	for i := 0; i < n; i++ {
-		rb.Field(0).(*array.Int64Builder).Append(int64(i))
-		rb.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(1735689600000 + int64(i)*37))
-		rb.Field(2).(*array.StringBuilder).Append("user_abcdefgh")
-		rb.Field(3).(*array.StringBuilder).Append("garden")
-		rb.Field(4).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(i * 7919 % 10000000)))
-		rb.Field(5).(*array.Int32Builder).Append(int32(i % 1000))
-		rb.Field(6).(*array.Float64Builder).Append(float64(i) * 0.37)
-		rb.Field(7).(*array.BooleanBuilder).Append(i%2 == 0)
-		rb.Field(8).(*array.Date32Builder).Append(arrow.Date32(19000 + i%2000))
-		rb.Field(9).(*array.StringBuilder).Append("some note text of about forty characters")
-	}
-	return s, as, rb.NewRecordBatch()
+	return s, as, benchtable.Batch(as, 0, n)
 }
 
 // BenchmarkBuildJSON measures turning rows into messages (per row), for a

@@ -29,24 +29,25 @@ func New(minClass, limit int) *Pool { return &Pool{minClass: minClass, limit: li
 
 func (p *Pool) class(n int) int { return max(bits.Len(uint(n-1)), p.minClass) }
 
-// Get returns a slice of n bytes with a power-of-two capacity, reused or
-// new. A reused slice is not zeroed; beyond 1 GiB it is a plain make.
-func (p *Pool) Get(n int) []byte {
+// Get returns a slice of n bytes with a power-of-two capacity and whether
+// it was reused. A new slice is zeroed (to its capacity), a reused one is
+// not; beyond 1 GiB it is a plain make.
+func (p *Pool) Get(n int) (b []byte, reused bool) {
 	c := p.class(n)
 	if c > maxClass {
-		return make([]byte, n)
+		return make([]byte, n), false
 	}
 	p.mu.Lock()
 	if k := len(p.free[c]); k > 0 {
-		b := p.free[c][k-1]
+		b = p.free[c][k-1]
 		p.free[c][k-1] = nil
 		p.free[c] = p.free[c][:k-1]
 		p.kept -= cap(b)
 		p.mu.Unlock()
-		return b[:n]
+		return b[:n], true
 	}
 	p.mu.Unlock()
-	return make([]byte, n, 1<<c)
+	return make([]byte, n, 1<<c), false
 }
 
 // Put keeps b for a later Get when its capacity is one Get hands out and

@@ -16,5 +16,6 @@ func frameBuf(n int) []byte {
 	if n < 1<<minFrameClass {
 		return make([]byte, n)
 	}
-	return frames.Get(n)
+	b, _ := frames.Get(n)
+	return b
 }
