@@ -38,6 +38,14 @@ func (r recycler) Allocate(size int) []byte {
 	return b
 }
 
+// AllocateUninit returns size bytes for a caller that overwrites them
+// whole (records decompresses into them): a reused slice is not cleared.
+// Reallocate must not grow it (its capacity may hold old bytes).
+func (r recycler) AllocateUninit(size int) []byte {
+	b, _ := r.pool.Get(max(size, 0))
+	return b
+}
+
 // Reallocate returns b grown to size bytes, zeroed beyond len(b).
 func (r recycler) Reallocate(size int, b []byte) []byte {
 	if cap(b) >= size {

@@ -66,17 +66,25 @@ func (d *decoders) get(schemaID int16, pushed bool) (*batchDecoder, error) {
 	return bd, nil
 }
 
+// options are the decoder options every schema's decoder starts from.
+// Owned buffers: no batch refers to the fetch response, whose frame then
+// takes the next response (scanner_fetch.go).
+func (d *decoders) options() []records.Option {
+	s := d.s
+	opts := []records.Option{records.WithAllocator(s.cfg.mem), records.WithCRCCheck(s.cfg.checkCRC), records.WithOwnedBuffers(true)}
+	if s.format != records.LogFormatArrow {
+		opts = append(opts, records.WithLogFormat(s.format, func(id int16) (*types.Schema, error) {
+			return s.c.Schema(s.ctx, s.info, int32(id))
+		}))
+	}
+	return opts
+}
+
 func (d *decoders) build(schemaID int16, pushed bool) (*batchDecoder, error) {
 	s := d.s
 	info := s.info
 	lookup := func(id int16) (*arrow.Schema, error) { return s.c.ArrowSchema(s.ctx, info, int32(id)) }
-	opts := []records.Option{records.WithAllocator(s.cfg.mem), records.WithCRCCheck(s.cfg.checkCRC)}
-	if s.format != records.LogFormatArrow {
-		opts = append(opts, records.WithLogFormat(s.format, func(id int16) (*types.Schema, error) {
-			return s.c.Schema(s.ctx, info, int32(id))
-		}))
-	}
-
+	opts := d.options()
 	if int32(schemaID) == info.SchemaID {
 		if s.proj != nil {
 			opts = append(opts, records.WithProjection(s.proj), records.WithProjectionPushedDown(pushed))

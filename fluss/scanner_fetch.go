@@ -10,7 +10,6 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
-	"github.com/fluss-iggy/fluss-iggy/fluss/records"
 )
 
 // fetchTarget is one bucket of a fetch request, with the state it was sent
@@ -206,16 +205,13 @@ func (s *Scanner) fetch(leader int32, targets []fetchTarget) {
 		return
 	}
 	req := s.fetchRequest(targets)
-	opts := []wire.CallOption{wire.WithTimeout(s.c.requestTimeout() + s.cfg.maxWait)}
+	// The decoders own what they return (row formats are copied, Arrow
+	// buffers decompressed or copied: records.WithOwnedBuffers), so
+	// nothing refers to the response once it is decoded and its frame can
+	// take the next one.
 	var release func()
-	if s.format != records.LogFormatArrow {
-		// Row-format batches are copied as they are decoded: nothing
-		// refers to the response afterwards, so its frame can take the
-		// next one (ARROW batches may keep buffers of it).
-		opts = append(opts, wire.WithFrameRelease(&release))
-	}
 	sent := time.Now()
-	body, err := conn.CallRaw(s.ctx, wire.FetchLog, req, opts...)
+	body, err := conn.CallRaw(s.ctx, wire.FetchLog, req, wire.WithTimeout(s.c.requestTimeout()+s.cfg.maxWait), wire.WithFrameRelease(&release))
 	if s.cfg.onFetch != nil {
 		s.cfg.onFetch(FetchInfo{Server: leader, Buckets: len(targets), Duration: time.Since(sent), Bytes: len(body), Err: err})
 	}

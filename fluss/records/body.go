@@ -14,8 +14,8 @@ const maxNesting = 64
 
 // bodyLoader builds Arrow arrays from the body of one RecordBatch message.
 // Every node and buffer is checked against the column's needs before use.
-// Uncompressed buffers are slices of body (no copy); decompressed ones are
-// allocated from mem and count against budget.
+// Uncompressed buffers are slices of body (no copy), or with copyRaw copies
+// in mem; decompressed ones are allocated from mem and count against budget.
 type bodyLoader struct {
 	meta   *recordBatchMeta
 	body   []byte
@@ -26,6 +26,43 @@ type bodyLoader struct {
 	ibuf   int
 	depth  int
 	col    string // top-level column being loaded, for errors
+	// copyRaw: buffers stored uncompressed are copied into mem rather than
+	// sliced from body (WithOwnedBuffers).
+	copyRaw bool
+}
+
+// raw returns the n uncompressed bytes at off of the body: a slice of it, or
+// with copyRaw a copy in mem.
+func (l *bodyLoader) raw(off, n int) *memory.Buffer {
+	if !l.copyRaw {
+		return memory.SliceBuffer(l.parent, off, n)
+	}
+	buf := l.alloc(n)
+	copy(buf.Bytes(), l.body[off:off+n])
+	return buf
+}
+
+// uninitAllocator is an allocator that can also hand out memory it has not
+// zeroed, for buffers the caller overwrites whole (the scanner's recycler).
+type uninitAllocator interface {
+	AllocateUninit(size int) []byte
+}
+
+// alloc returns a buffer of n bytes from mem that the caller fills whole:
+// not zeroed when mem can skip it, but for the padding up to a multiple of
+// 64 bytes.
+func (l *bodyLoader) alloc(n int) *memory.Buffer {
+	ua, ok := l.mem.(uninitAllocator)
+	if !ok {
+		buf := memory.NewResizableBuffer(l.mem)
+		buf.Resize(n)
+		return buf
+	}
+	b := ua.AllocateUninit((n + 63) &^ 63)
+	clear(b[n:])
+	buf := memory.NewBufferWithAllocator(b, l.mem)
+	buf.Resize(n) // the length only: the slice is already this size rounded up
+	return buf
 }
 
 func (l *bodyLoader) errf(format string, args ...any) error {
@@ -80,7 +117,7 @@ func (l *bodyLoader) nextBuffer(need int64) (*memory.Buffer, error) {
 		if n == 0 {
 			return memory.NewBufferBytes(nil), nil
 		}
-		return memory.SliceBuffer(l.parent, off, n), nil
+		return l.raw(off, n), nil
 	}
 	// Compressed: int64 LE uncompressed length, then the codec's frame.
 	if n == 0 {
@@ -97,7 +134,7 @@ func (l *bodyLoader) nextBuffer(need int64) (*memory.Buffer, error) {
 		if int64(n-8) < need {
 			return nil, l.errf("buffer %d has %d bytes, needs %d", l.ibuf-1, n-8, need)
 		}
-		return memory.SliceBuffer(l.parent, off+8, n-8), nil
+		return l.raw(off+8, n-8), nil
 	}
 	if declared < need || declared < 0 {
 		return nil, l.errf("compressed buffer %d declares %d bytes, needs %d", l.ibuf-1, declared, need)
@@ -116,8 +153,7 @@ func (l *bodyLoader) nextBuffer(need int64) (*memory.Buffer, error) {
 		return nil, l.errf("compressed buffer %d declares %d bytes from %d compressed bytes", l.ibuf-1, declared, n-8)
 	}
 	l.budget -= declared
-	buf := memory.NewResizableBuffer(l.mem)
-	buf.Resize(int(declared))
+	buf := l.alloc(int(declared))
 	if err := decompressInto(l.meta.codec, buf.Bytes(), l.body[off+8:off+n]); err != nil {
 		buf.Release()
 		return nil, fmt.Errorf("column %q buffer %d: %w", l.col, l.ibuf-1, err)
@@ -290,21 +326,20 @@ func (l *bodyLoader) offsets(n int64) (*memory.Buffer, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	raw := b.Bytes()
-	prev := int32(binary.LittleEndian.Uint32(raw))
-	if prev < 0 {
+	// Arrow buffers are little-endian, as the CPUs arrow-go reads them on;
+	// the arrays read these offsets as int32 the same way.
+	offs := arrow.Int32Traits.CastFromBytes(b.Bytes()[:(n+1)*4])
+	if offs[0] < 0 {
 		b.Release()
-		return nil, 0, l.errf("negative first offset %d", prev)
+		return nil, 0, l.errf("negative first offset %d", offs[0])
 	}
-	for i := int64(1); i <= n; i++ {
-		v := int32(binary.LittleEndian.Uint32(raw[4*i:]))
-		if v < prev {
+	for i := 1; i < len(offs); i++ {
+		if offs[i] < offs[i-1] {
 			b.Release()
-			return nil, 0, l.errf("offset %d (%d) is below offset %d (%d)", i, v, i-1, prev)
+			return nil, 0, l.errf("offset %d (%d) is below offset %d (%d)", i, offs[i], i-1, offs[i-1])
 		}
-		prev = v
 	}
-	return b, int64(prev), nil
+	return b, int64(offs[len(offs)-1]), nil
 }
 
 // skipArray advances past the nodes and buffers of a column that is not

@@ -30,6 +30,7 @@ type config struct {
 	maxBytes   int64
 	checkCRC   bool
 	align      bool
+	owned      bool
 	format     LogFormat
 	types      TypeLookup
 }
@@ -75,6 +76,15 @@ func WithCRCCheck(check bool) Option { return func(c *config) { c.checkCRC = che
 // need aligned loads; amd64, arm64, 386, ppc64(le) and s390x read unaligned
 // buffers directly, without a copy.
 func WithAlignedBuffers(align bool) Option { return func(c *config) { c.align = align } }
+
+// WithOwnedBuffers makes every batch the decoder returns independent of the
+// bytes it was decoded from: Arrow buffers stored uncompressed and the
+// change-type vector are copied (into the allocator's memory, respectively
+// a new slice) instead of referring to the input, so the caller may reuse
+// the input once DecodeBatch returns. Compressed buffers are decompressed
+// into the allocator's memory either way. Default: off (uncompressed
+// buffers are zero-copy slices of the input).
+func WithOwnedBuffers(owned bool) Option { return func(c *config) { c.owned = owned } }
 
 // ServerProjection returns the projected_fields to send in a FetchLog
 // request for a projection in output order: sorted and without duplicates.
@@ -370,6 +380,9 @@ func (d *Decoder) DecodeBatch(raw *RawBatch, fetchOffset int64) (b *Batch, err e
 			}
 		}
 		cts = unsafe.Slice((*ChangeType)(unsafe.Pointer(unsafe.SliceData(vec))), len(vec))
+		if d.cfg.owned {
+			cts = slices.Clone(cts)
+		}
 		pos += int(rows)
 	}
 	plan, err := d.plan(raw.SchemaID)
@@ -394,6 +407,19 @@ func (d *Decoder) DecodeBatch(raw *RawBatch, fetchOffset int64) (b *Batch, err e
 		}
 	}
 	return b, nil
+}
+
+// bodyBuffer wraps an Arrow body for its buffers to be sliced from: the
+// body itself, or where the CPU needs aligned loads and body is not 8-byte
+// aligned, a copy in the allocator's memory (copied).
+func (d *Decoder) bodyBuffer(body []byte) (parent *memory.Buffer, copied bool) {
+	if d.cfg.align && len(body) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(body)))%8 != 0 {
+		parent = memory.NewResizableBuffer(d.cfg.mem)
+		parent.Resize(len(body))
+		copy(parent.Bytes(), body)
+		return parent, true
+	}
+	return memory.NewBufferBytes(body), false
 }
 
 // Arrow IPC encapsulated message framing.
@@ -429,18 +455,12 @@ func (d *Decoder) loadRecord(raw *RawBatch, msg []byte, plan *schemaPlan, rows i
 			return nil, fmt.Errorf("%w: Arrow buffer %d at [%d,+%d) outside the %d-byte body", ErrInvalidBatch, i, spec.offset, spec.length, len(body))
 		}
 	}
-	var parent *memory.Buffer
-	if d.cfg.align && len(body) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(body)))%8 != 0 {
-		parent = memory.NewResizableBuffer(d.cfg.mem)
-		parent.Resize(len(body))
-		copy(parent.Bytes(), body)
-		body = parent.Bytes()
-	} else {
-		parent = memory.NewBufferBytes(body)
-	}
+	parent, copied := d.bodyBuffer(body)
+	body = parent.Bytes()
 	defer parent.Release()
 
-	l := &bodyLoader{meta: &meta, body: body, parent: parent, mem: d.cfg.mem, budget: d.cfg.maxBytes}
+	l := &bodyLoader{meta: &meta, body: body, parent: parent, mem: d.cfg.mem, budget: d.cfg.maxBytes,
+		copyRaw: d.cfg.owned && !copied}
 	cols := make([]arrow.Array, 0, len(plan.keep))
 	defer func() {
 		for _, c := range cols {

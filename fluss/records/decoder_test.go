@@ -64,14 +64,7 @@ func TestRoundTrip(t *testing.T) {
 						wantCT = append(wantCT, cts)
 						base += int64(n)
 					}
-					d, err := NewDecoder(fixedLookup(s), WithAllocator(mem), WithAlignedBuffers(align))
-					if err != nil {
-						t.Fatal(err)
-					}
-					res, err := d.Decode(wire, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
+					res := mustDecode(t, s, wire, WithAllocator(mem), WithAlignedBuffers(align))
 					defer res.Release()
 					if len(res.Batches) != len(want) {
 						t.Fatalf("got %d batches, want %d", len(res.Batches), len(want))
@@ -106,6 +99,20 @@ func TestRoundTrip(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mustDecode decodes wire, batches of schema s, from offset 0.
+func mustDecode(t *testing.T, s *arrow.Schema, wire []byte, opts ...Option) Result {
+	t.Helper()
+	d, err := NewDecoder(fixedLookup(s), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Decode(wire, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // TestZeroCopy checks that uncompressed buffers point into the input.
@@ -511,5 +518,55 @@ func TestIteratorErrors(t *testing.T) {
 	it = NewBatchIterator(h[:20])
 	if it.Next() || it.Err() != nil || it.Truncated() != 20 {
 		t.Fatalf("short buffer: %v %d", it.Err(), it.Truncated())
+	}
+}
+
+// dirtyAllocator hands out memory filled with 0xAA from AllocateUninit, as
+// a recycling allocator may: the decoder must overwrite all of it.
+type dirtyAllocator struct{ *memory.CheckedAllocator }
+
+func (a dirtyAllocator) AllocateUninit(n int) []byte {
+	b := a.Allocate(n)
+	if len(b) > 0 {
+		b[0] = 0xAA
+		for k := 1; k < len(b); k *= 2 {
+			copy(b[k:], b[:k]) // not a loop per byte: fuzzing instruments those
+		}
+	}
+	return b
+}
+
+// TestOwnedBuffers checks that with WithOwnedBuffers a decoded batch does
+// not change when its input is overwritten (buffers stored uncompressed and
+// the change-type vector are copied), for every compression, and that
+// memory from AllocateUninit is overwritten whole.
+func TestOwnedBuffers(t *testing.T) {
+	s := testSchema()
+	for _, c := range allCompressions {
+		for _, withCT := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/changetypes=%v", c, withCT), func(t *testing.T) {
+				checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer checked.AssertSize(t, 0)
+				rec := buildRecord(t, memory.DefaultAllocator, s, 300, 0, 7)
+				defer rec.Release()
+				var cts []ChangeType
+				if withCT {
+					cts = randomChangeTypes(300, 7)
+				}
+				wire := mustEncode(t, rec, c, 0, cts, nil)
+				res := mustDecode(t, s, wire, WithAllocator(dirtyAllocator{checked}), WithAlignedBuffers(false), WithOwnedBuffers(true))
+				defer res.Release()
+				for i := range wire {
+					wire[i] = 0xFF
+				}
+				b := res.Batches[0]
+				requireRecordsEqual(t, rec, b.Record)
+				for r := 0; r < b.NumRows(); r++ {
+					if withCT && b.ChangeType(r) != cts[r] {
+						t.Fatalf("row %d change type %v, want %v", r, b.ChangeType(r), cts[r])
+					}
+				}
+			})
+		}
 	}
 }

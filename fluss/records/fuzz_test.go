@@ -183,6 +183,7 @@ func FuzzDecodeBatch(f *testing.F) {
 			{WithAllocator(mem), limit, WithCRCCheck(false), WithAlignedBuffers(true)},
 			{WithAllocator(mem), limit, WithProjection([]int{17, 7, 0}), WithProjectionPushedDown(true)},
 			{WithAllocator(mem), limit, WithProjection([]int{18, 9}), WithCRCCheck(false)},
+			{WithAllocator(dirtyAllocator{mem}), limit, WithCRCCheck(false), WithOwnedBuffers(true)},
 		} {
 			d, err := NewDecoder(fixedLookup(s), opts...)
 			if err != nil {
@@ -194,6 +195,7 @@ func FuzzDecodeBatch(f *testing.F) {
 			{WithAllocator(mem), limit},
 			{WithAllocator(mem), limit, WithCRCCheck(false)},
 			{WithAllocator(mem), limit, WithProjection([]int{56, 13, 0, 54}), WithProjectionPushedDown(true)},
+			{WithAllocator(dirtyAllocator{mem}), limit, WithCRCCheck(false), WithOwnedBuffers(true)},
 		} {
 			d, err := NewDecoder(fixedLookup(all), opts...)
 			if err != nil {

@@ -3,8 +3,9 @@ package wire
 import "github.com/fluss-iggy/fluss-iggy/fluss/internal/bufpool"
 
 // frames holds frames handed back with WithFrameRelease for the next
-// responses to be read into: a fetch of a row-format log reads several MiB
-// per response. Frames under 64 KiB are not kept; 64 MiB
+// responses to be read into: a scan's fetch reads up to several MiB per
+// response, which from the Go allocator is memory to zero, fault in and
+// collect, response after response. Frames under 64 KiB are not kept; 64 MiB
 // at most are.
 var frames = bufpool.New(minFrameClass, 64<<20)
 
