@@ -22,9 +22,15 @@ import (
 type AnyWriter struct {
 	keys []string
 	// last is the sorted key set of the last top-level object, reused
-	// while objects have the same keys (rows of one table).
-	last  []string
-	depth int // of the object being written
+	// while objects have the same keys (rows of one table); lastEnc holds
+	// each key written as it precedes its value ({"a": then ,"b": ...),
+	// key j at lastEnc[lastAt[j]:lastAt[j+1]]; vals the values of the
+	// object being written, in that order.
+	last    []string
+	lastEnc []byte
+	lastAt  []int
+	vals    []any
+	depth   int // of the object being written
 }
 
 // Append appends the JSON of v to dst.
@@ -71,35 +77,52 @@ func (w *AnyWriter) Append(dst []byte, v any) ([]byte, error) {
 	return appendOther(dst, v)
 }
 
-// sameKeys reports whether m has exactly the keys of w.last.
+// sameKeys reports whether m has exactly the keys of w.last, and if so
+// leaves m's values in w.vals in that order.
 func (w *AnyWriter) sameKeys(m map[string]any) bool {
 	if len(m) != len(w.last) || len(m) == 0 {
 		return false
 	}
+	w.vals = w.vals[:0]
 	for _, k := range w.last {
-		if _, ok := m[k]; !ok {
+		v, ok := m[k]
+		if !ok {
+			clear(w.vals)
 			return false
 		}
+		w.vals = append(w.vals, v)
 	}
 	return true
 }
 
+// remember makes keys (sorted) the key set of the next top-level objects.
+func (w *AnyWriter) remember(keys []string) {
+	w.last = append(w.last[:0], keys...)
+	w.lastEnc, w.lastAt = w.lastEnc[:0], append(w.lastAt[:0], 0)
+	for j, k := range keys {
+		if j == 0 {
+			w.lastEnc = append(w.lastEnc, '{')
+		} else {
+			w.lastEnc = append(w.lastEnc, ',')
+		}
+		w.lastEnc = append(appendString(w.lastEnc, k), ':')
+		w.lastAt = append(w.lastAt, len(w.lastEnc))
+	}
+}
+
 // appendObject writes a map with its keys in sorted order.
 func (w *AnyWriter) appendObject(dst []byte, m map[string]any) ([]byte, error) {
+	if w.depth == 0 && w.sameKeys(m) {
+		return w.appendLast(dst)
+	}
 	start := len(w.keys)
-	top := w.depth == 0
-	var keys []string
-	if top && w.sameKeys(m) {
-		keys = w.last
-	} else {
-		for k := range m {
-			w.keys = append(w.keys, k)
-		}
-		keys = w.keys[start:]
-		slices.Sort(keys)
-		if top {
-			w.last = append(w.last[:0], keys...)
-		}
+	for k := range m {
+		w.keys = append(w.keys, k)
+	}
+	keys := w.keys[start:]
+	slices.Sort(keys)
+	if w.depth == 0 {
+		w.remember(keys)
 	}
 	w.depth++
 	dst = append(dst, '{')
@@ -119,6 +142,25 @@ func (w *AnyWriter) appendObject(dst []byte, m map[string]any) ([]byte, error) {
 	w.depth--
 	clear(w.keys[start:])
 	w.keys = w.keys[:start]
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendLast writes a top-level object with the keys of the last one, its
+// values in w.vals (sameKeys): the keys come encoded from lastEnc.
+func (w *AnyWriter) appendLast(dst []byte) ([]byte, error) {
+	w.depth++
+	defer func() { w.depth-- }()
+	var err error
+	for j, v := range w.vals {
+		dst = append(dst, w.lastEnc[w.lastAt[j]:w.lastAt[j+1]]...)
+		if dst, err = w.Append(dst, v); err != nil {
+			break
+		}
+	}
+	clear(w.vals)
 	if err != nil {
 		return dst, err
 	}

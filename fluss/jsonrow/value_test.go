@@ -174,3 +174,29 @@ func TestAnyWriterKeyOrderReuse(t *testing.T) {
 		}
 	}
 }
+
+// An error inside an object written with the remembered keys leaves the
+// writer ready for the next object.
+func TestAnyWriterErrorOnRememberedKeys(t *testing.T) {
+	var w AnyWriter
+	good := map[string]any{"b": json.Number("1"), "a": "x"}
+	bad := map[string]any{"a": "y", "b": json.Number("1x")}
+	for i, c := range []struct {
+		v       map[string]any
+		want    string
+		wantErr bool
+	}{
+		{good, `{"a":"x","b":1}`, false},
+		{bad, "", true},
+		{good, `{"a":"x","b":1}`, false},
+		{map[string]any{"a": map[string]any{"z": 1, "y": 2}, "b": []any{map[string]any{"q": 1}}}, `{"a":{"y":2,"z":1},"b":[{"q":1}]}`, false},
+	} {
+		got, err := w.Append(nil, c.v)
+		if (err != nil) != c.wantErr || (!c.wantErr && string(got) != c.want) {
+			t.Fatalf("object %d: %s (%v), want %s (error %v)", i, got, err, c.want, c.wantErr)
+		}
+	}
+	if w.depth != 0 {
+		t.Fatalf("depth %d after the objects", w.depth)
+	}
+}
