@@ -158,7 +158,7 @@ func (in *input) newWorker(client *fluss.Client, info *fluss.TableInfo) (*worker
 		client:  client,
 		info:    info,
 		scanner: scanner,
-		units:   make(chan *unit, 16),
+		units:   make(chan *unit, unitQueue),
 		done:    make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())

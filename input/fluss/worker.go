@@ -89,11 +89,8 @@ func (w *worker) loop() error {
 			releaseBatches(batches)
 			return nil
 		}
-		for i, b := range batches {
-			if herr := w.handleBatch(ctx, b); herr != nil {
-				releaseBatches(batches[i+1:])
-				return herr
-			}
+		if herr := w.handleBatches(ctx, batches); herr != nil {
+			return herr
 		}
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			if err := w.handlePollError(ctx, err); err != nil {
@@ -162,79 +159,166 @@ func (w *worker) send(ctx context.Context, u *unit) error {
 	}
 }
 
-// handleBatch turns one scanned batch into units.
-func (w *worker) handleBatch(ctx context.Context, b *fluss.ScanBatch) error {
-	defer b.Release()
-	k := bucketKey{partitionID: b.Bucket.PartitionID, bucket: b.Bucket.Bucket}
+// handleBatches turns the batches of one poll into units. The batches of a
+// bucket go in order; the buckets take turns, a unit each, so that with
+// ordering: bucket the few units the gate holds (those of buckets with a
+// batch out) do not keep the other buckets' first units from passing. It
+// releases every batch, also on error.
+func (w *worker) handleBatches(ctx context.Context, batches []*fluss.ScanBatch) error {
+	var order []bucketKey
+	queues := map[bucketKey][]*fluss.ScanBatch{}
+	for _, b := range batches {
+		k := batchKey(b)
+		if _, ok := queues[k]; !ok {
+			order = append(order, k)
+		}
+		queues[k] = append(queues[k], b)
+	}
+	cur := map[bucketKey]*rowCursor{}
+	defer func() {
+		for _, q := range queues {
+			releaseBatches(q)
+		}
+		for _, c := range cur {
+			c.b.Release()
+		}
+	}()
+	for len(order) > 0 {
+		live := order[:0]
+		for _, k := range order {
+			for cur[k] == nil && len(queues[k]) > 0 {
+				b := queues[k][0]
+				queues[k] = queues[k][1:]
+				c, err := w.startBatch(ctx, b)
+				if err != nil {
+					return err
+				}
+				if c != nil {
+					cur[k] = c
+				}
+			}
+			c := cur[k]
+			if c == nil {
+				continue // the bucket is done
+			}
+			done, err := w.step(ctx, c)
+			if err != nil {
+				return err
+			}
+			if done {
+				c.b.Release()
+				delete(cur, k)
+			}
+			live = append(live, k)
+		}
+		order = live
+	}
+	return nil
+}
+
+func batchKey(b *fluss.ScanBatch) bucketKey {
+	return bucketKey{partitionID: b.Bucket.PartitionID, bucket: b.Bucket.Bucket}
+}
+
+// rowCursor hands out the rows of one scanned batch, a unit per step.
+type rowCursor struct {
+	b          *fluss.ScanBatch
+	k          bucketKey
+	bc         batchContext
+	pos        int64 // the next offset to hand out
+	first      int64 // the offset of row 0
+	row, limit int   // the next row; rows below limit are handed out
+	chunk      int
+	next       int64 // where the bucket continues after the batch
+	end        int64 // the bucket's end offset, when bounded
+	bounded    bool
+}
+
+// startBatch begins handing out a scanned batch: it sends the gap before
+// it, if any, and returns its cursor, or nil when the batch has no rows to
+// hand out (it then sends the gap over it and releases it).
+func (w *worker) startBatch(ctx context.Context, b *fluss.ScanBatch) (*rowCursor, error) {
+	k := batchKey(b)
 	pos, ok := w.produced[k]
 	if !ok {
-		return nil // unsubscribed meanwhile
+		b.Release()
+		return nil, nil // unsubscribed meanwhile
 	}
 	w.in.setHighWatermark(k, b.Partition, b.HighWatermark)
 	n := b.NumRows()
-	first := b.FirstOffset
 	m := w.in.metrics
 	m.rows.Incr(int64(n))
 	m.batches.Incr(1)
 	m.bytes.Incr(b.Size())
-
-	if first > pos {
+	c := &rowCursor{b: b, k: k, first: b.FirstOffset, limit: n, next: max(b.FirstOffset+int64(n), b.NextOffset())}
+	if c.first > pos {
 		// The offsets in between belong to empty batches.
-		if err := w.send(ctx, &unit{kind: unitGap, key: k, start: pos, end: first}); err != nil {
-			return err
+		if err := w.send(ctx, &unit{kind: unitGap, key: k, start: pos, end: c.first}); err != nil {
+			b.Release()
+			return nil, err
 		}
-		pos = first
+		pos = c.first
 	}
-	from := 0
-	if first < pos {
-		from = int(min(pos-first, int64(n)))
+	if c.first < pos {
+		c.row = int(min(pos-c.first, int64(n)))
 	}
-	limit := n
-	next := max(first+int64(n), b.NextOffset())
-	end, bounded := w.in.endOffsets[k]
-	if bounded {
-		if first+int64(limit) > end {
-			limit = int(max(end-first, 0))
+	if c.end, c.bounded = w.in.endOffsets[k]; c.bounded {
+		if c.first+int64(c.limit) > c.end {
+			c.limit = int(max(c.end-c.first, 0))
 		}
-		next = min(next, end)
+		c.next = min(c.next, c.end)
 	}
-	if from >= limit {
-		if next > pos {
-			if err := w.send(ctx, &unit{kind: unitGap, key: k, start: pos, end: next}); err != nil {
-				return err
-			}
-			pos = next
+	c.pos = pos
+	if c.row < c.limit {
+		c.bc = batchContext{key: k, partition: b.Partition, schemaID: b.SchemaID, timestamp: b.CommitTimestamp}
+		if c.bc.partition == "" && k.partitionID != fluss.NoPartition {
+			c.bc.partition = w.parts[k.partitionID]
 		}
-	} else {
-		bc := batchContext{key: k, partition: b.Partition, schemaID: b.SchemaID, timestamp: b.CommitTimestamp}
-		if bc.partition == "" && k.partitionID != fluss.NoPartition {
-			bc.partition = w.parts[k.partitionID]
+		if c.chunk = w.in.conf.maxBatchRows; c.chunk <= 0 {
+			c.chunk = c.limit - c.row
 		}
-		chunk := w.in.conf.maxBatchRows
-		if chunk <= 0 {
-			chunk = limit - from
-		}
-		for s := from; s < limit; s += chunk {
-			t := min(s+chunk, limit)
-			msgs, err := w.builder.build(&bc, b.Record, b.ChangeTypes, first, s, t)
-			if err != nil {
-				return err
-			}
-			uEnd := first + int64(t)
-			if t == limit {
-				uEnd = max(uEnd, next)
-			}
-			if err := w.send(ctx, &unit{kind: unitRows, key: k, partition: bc.partition, start: pos, end: uEnd, msgs: msgs}); err != nil {
-				return err
-			}
-			pos = uEnd
-		}
+		return c, nil
 	}
-	w.produced[k] = pos
-	if bounded && pos >= end {
-		w.finishBucket(k)
+	b.Release()
+	if c.next > c.pos {
+		if err := w.send(ctx, &unit{kind: unitGap, key: k, start: c.pos, end: c.next}); err != nil {
+			return nil, err
+		}
+		c.pos = c.next
 	}
-	return nil
+	w.batchDone(c)
+	return nil, nil
+}
+
+// step sends the next unit of c's rows and reports whether they are all out.
+func (w *worker) step(ctx context.Context, c *rowCursor) (bool, error) {
+	t := min(c.row+c.chunk, c.limit)
+	msgs, err := w.builder.build(&c.bc, c.b.Record, c.b.ChangeTypes, c.first, c.row, t)
+	if err != nil {
+		return false, err
+	}
+	uEnd := c.first + int64(t)
+	if t == c.limit {
+		uEnd = max(uEnd, c.next)
+	}
+	if err := w.send(ctx, &unit{kind: unitRows, key: c.k, partition: c.bc.partition, start: c.pos, end: uEnd, msgs: msgs}); err != nil {
+		return false, err
+	}
+	c.pos, c.row = uEnd, t
+	if c.row < c.limit {
+		return false, nil
+	}
+	w.batchDone(c)
+	return true, nil
+}
+
+// batchDone records where c's bucket continues and stops a bucket that
+// reached its end offset.
+func (w *worker) batchDone(c *rowCursor) {
+	w.produced[c.k] = c.pos
+	if c.bounded && c.pos >= c.end {
+		w.finishBucket(c.k)
+	}
 }
 
 // finishBucket stops reading a bucket that reached its end offset.
