@@ -330,8 +330,9 @@ func (c *Client) conn(ctx context.Context, addr string) (*wire.Conn, error) {
 				s.lastErr = err
 				s.nextDial = time.Now().Add(c.cfg.backoff.Delay(s.failures - 1))
 			}
+			failures := s.failures
 			s.mu.Unlock()
-			c.log.Debug("fluss dial failed", "server", addr, "error", err, "failures", s.failures)
+			c.log.Debug("fluss dial failed", "server", addr, "error", err, "failures", failures)
 			return nil, err
 		}
 		if s.closed {
