@@ -58,6 +58,7 @@ type inputConfig struct {
 	checkpointKey   string
 	checkpointLimit int
 	orderByBucket   bool // ordering: bucket
+	replayNacks     bool // auto_replay_nacks
 	batching        service.BatchPolicy
 
 	fetchMaxBytes       int
@@ -269,7 +270,7 @@ func (c *inputConfig) parseCheckpointing(pc *service.ParsedConfig) error {
 		return err
 	}
 	c.orderByBucket = ordering == orderingBucket
-	if _, err := boolField(pc, fiFieldAutoReplayNacks); err != nil {
+	if c.replayNacks, err = boolField(pc, fiFieldAutoReplayNacks); err != nil {
 		return err
 	}
 	c.batching, err = pc.FieldBatchPolicy(fiFieldBatching)

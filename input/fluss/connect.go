@@ -143,16 +143,17 @@ func (in *input) newWorker(client *fluss.Client, info *fluss.TableInfo) (*worker
 	if err != nil {
 		return nil, fmt.Errorf("reading table %s: %w", in.tablePath(), err)
 	}
-	builder, err := newMessageBuilder(tableMeta{
-		database: in.conf.database, table: in.conf.table, tableID: info.TableID, pkTable: info.HasPrimaryKey(),
-	}, scanner.Schema(), scanner.ArrowSchema(), in.conf.arrowPayload)
+	builder, err := in.newBuilder(info, scanner)
 	if err != nil {
 		_ = scanner.Close()
 		return nil, err
 	}
-	builder.ipcCodec = in.conf.arrowCodec
-	if in.conf.structuredRows {
-		builder.useStructuredRows()
+	var replay *messageBuilder
+	if in.conf.replayNacks {
+		if replay, err = in.newBuilder(info, scanner); err != nil {
+			_ = scanner.Close()
+			return nil, err
+		}
 	}
 	c := &connection{
 		client:  client,
@@ -169,9 +170,25 @@ func (in *input) newWorker(client *fluss.Client, info *fluss.TableInfo) (*worker
 		scanner:  scanner,
 		client:   client,
 		builder:  builder,
+		replay:   replay,
 		produced: map[bucketKey]int64{},
 		parts:    map[int64]string{},
 	}, nil
+}
+
+// newBuilder returns a message builder for the rows of scanner.
+func (in *input) newBuilder(info *fluss.TableInfo, scanner *fluss.Scanner) (*messageBuilder, error) {
+	b, err := newMessageBuilder(tableMeta{
+		database: in.conf.database, table: in.conf.table, tableID: info.TableID, pkTable: info.HasPrimaryKey(),
+	}, scanner.Schema(), scanner.ArrowSchema(), in.conf.arrowPayload)
+	if err != nil {
+		return nil, err
+	}
+	b.ipcCodec = in.conf.arrowCodec
+	if in.conf.structuredRows {
+		b.useStructuredRows()
+	}
+	return b, nil
 }
 
 // subscribe subscribes the scanner to the planned buckets that have rows

@@ -33,7 +33,8 @@ type unit struct {
 	key        bucketKey
 	partition  string
 	start, end int64
-	msgs       service.MessageBatch
+	msgs       service.MessageBatch // handed over once, then nil
+	src        *rowSource           // auto_replay_nacks: the rows, to build msgs again
 }
 
 // connection is one connection to the cluster with its worker goroutine.
@@ -55,6 +56,7 @@ type connection struct {
 type partialBatch struct {
 	fl      *flight
 	entries []*entry
+	units   []*unit
 }
 
 // input is the fluss batch input.
@@ -84,8 +86,9 @@ type input struct {
 	hw   map[bucketKey]int64 // last high watermarks, for the lag metric
 
 	// Used only by the ReadBatch goroutine.
-	batcher *service.Batcher
-	partial *partialBatch
+	batcher       *service.Batcher
+	replayBatcher *service.Batcher // the batching policy for batches built again after a nack
+	partial       *partialBatch
 }
 
 func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*input, error) {
@@ -110,6 +113,11 @@ func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*inpu
 	if !conf.batching.IsNoop() {
 		if in.batcher, err = conf.batching.NewBatcher(mgr); err != nil {
 			return nil, fmt.Errorf("field %s: %w", fiFieldBatching, err)
+		}
+		if conf.replayNacks {
+			if in.replayBatcher, err = conf.batching.NewBatcher(mgr); err != nil {
+				return nil, fmt.Errorf("field %s: %w", fiFieldBatching, err)
+			}
 		}
 	}
 	return in, nil
@@ -136,9 +144,19 @@ func (in *input) tablePath() string { return in.conf.database + "." + in.conf.ta
 // ---------------------------------------------------------------------------
 // ReadBatch
 
-// ReadBatch hands out the next batch of rows, blocking until one is
-// available, a checkpoint_limit slot is free, or ctx ends.
+// ReadBatch hands out the next batch of rows (auto_replay_nacks: false;
+// with true the replayer reads through read).
 func (in *input) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
+	batch, s, err := in.read(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return batch, in.ackFunc(s), nil
+}
+
+// read returns the next batch of rows, blocking until one is available, a
+// checkpoint_limit slot is free, or ctx ends.
+func (in *input) read(ctx context.Context) (service.MessageBatch, *sent, error) {
 	in.mu.Lock()
 	c := in.conn
 	in.mu.Unlock()
@@ -168,12 +186,14 @@ func (in *input) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 		}
 		in.gate.taken(u.key)
 		in.gate.sealed()
-		return u.msgs, in.ackFunc([]*entry{e}), nil
+		msgs := u.msgs
+		u.msgs = nil
+		return msgs, &sent{entries: []*entry{e}, units: []*unit{u}}, nil
 	}
 }
 
 // readBatched gathers units into batches with the batching policy.
-func (in *input) readBatched(ctx context.Context, c *connection) (service.MessageBatch, service.AckFunc, error) {
+func (in *input) readBatched(ctx context.Context, c *connection) (service.MessageBatch, *sent, error) {
 	if in.partial == nil {
 		if err := in.acquire(ctx, c); err != nil {
 			return nil, nil, in.readError(c, err)
@@ -214,11 +234,13 @@ func (in *input) readBatched(ctx context.Context, c *connection) (service.Messag
 			}
 			in.gate.taken(u.key)
 			in.partial.entries = append(in.partial.entries, e)
+			in.partial.units = append(in.partial.units, u)
 			for _, m := range u.msgs {
 				if in.batcher.Add(m) {
 					flush = true
 				}
 			}
+			u.msgs = nil
 		}
 		if !flush {
 			continue
@@ -230,17 +252,17 @@ func (in *input) readBatched(ctx context.Context, c *connection) (service.Messag
 		batch, _ := in.batcher.Flush(ctx)
 		in.partial = nil
 		in.gate.sealed()
-		ack := in.ackFunc(p.entries)
+		s := &sent{entries: p.entries, units: p.units}
 		if len(batch) == 0 {
 			// The batch processors dropped everything: done.
-			_ = ack(ctx, nil)
+			in.settle(s, nil)
 			if err := in.acquire(ctx, c); err != nil {
 				return nil, nil, in.readError(c, err)
 			}
 			in.partial = &partialBatch{fl: &flight{}}
 			continue
 		}
-		return batch, ack, nil
+		return batch, s, nil
 	}
 }
 
@@ -357,6 +379,7 @@ func (in *input) apply(u *unit, fl *flight) (*entry, error) {
 	e, err := in.cp.track(u.key, u.start, u.end, fl)
 	if errors.Is(err, errUntracked) {
 		in.log.Warnf("Dropping rows %d to %d of table %s%s %s: its partition was dropped", u.start, u.end-1, in.tablePath(), partitionSuffix(u.partition), u.key)
+		u.release()
 		return nil, nil
 	}
 	return e, err
@@ -411,7 +434,8 @@ func (c *connection) shutdown(ctx context.Context) {
 	}
 	for {
 		select {
-		case <-c.units:
+		case u := <-c.units:
+			u.release()
 			continue
 		case <-c.done:
 		case <-deadline:
@@ -422,27 +446,32 @@ func (c *connection) shutdown(ctx context.Context) {
 	_ = c.client.Close()
 }
 
-// ackFunc returns the acknowledgement function of a batch.
-func (in *input) ackFunc(entries []*entry) service.AckFunc {
+// ackFunc returns the acknowledgement function of a batch
+// (auto_replay_nacks: false).
+func (in *input) ackFunc(s *sent) service.AckFunc {
 	var once sync.Once
-	return func(ctx context.Context, err error) error {
-		once.Do(func() {
-			if err != nil {
-				// Only reached with auto_replay_nacks: false: the rows are
-				// dropped on purpose; move past them, loudly.
-				var rows int64
-				for _, e := range entries {
-					rows += e.end - e.start
-					in.log.Warnf("Skipping rows %d to %d of table %s %s after a nack (auto_replay_nacks is false): %v",
-						e.start, e.end-1, in.tablePath(), e.st.key, err)
-				}
-				in.metrics.skipped.Incr(rows)
-			}
-			in.cp.ack(entries)
-			in.gate.acked(entryBuckets(entries))
-		})
+	return func(_ context.Context, err error) error {
+		once.Do(func() { in.settle(s, err) })
 		return nil
 	}
+}
+
+// settle records a batch as done: acknowledged, or with err (only with
+// auto_replay_nacks: false) dropped on purpose, moving past its rows,
+// loudly.
+func (in *input) settle(s *sent, err error) {
+	if err != nil {
+		var rows int64
+		for _, e := range s.entries {
+			rows += e.end - e.start
+			in.log.Warnf("Skipping rows %d to %d of table %s %s after a nack (auto_replay_nacks is false): %v",
+				e.start, e.end-1, in.tablePath(), e.st.key, err)
+		}
+		in.metrics.skipped.Incr(rows)
+	}
+	s.release()
+	in.cp.ack(s.entries)
+	in.gate.acked(entryBuckets(s.entries))
 }
 
 // ---------------------------------------------------------------------------
@@ -491,6 +520,9 @@ func (in *input) Close(ctx context.Context) error {
 	in.logProgressEnd(prog)
 	if in.batcher != nil {
 		_ = in.batcher.Close(ctx)
+	}
+	if in.replayBatcher != nil {
+		_ = in.replayBatcher.Close(ctx)
 	}
 	return err
 }

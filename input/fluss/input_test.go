@@ -87,7 +87,7 @@ func TestAcksAreWrittenToTheCache(t *testing.T) {
 	var acks []service.AckFunc
 	for i := int64(0); i < 3; i++ {
 		e := handOut(t, in.cp, kb0, i*10, i*10+10)
-		acks = append(acks, in.ackFunc([]*entry{e}))
+		acks = append(acks, in.ackFunc(&sent{entries: []*entry{e}}))
 	}
 	ctx := context.Background()
 	_ = acks[1](ctx, nil)
@@ -106,7 +106,7 @@ func TestAcksAreWrittenToTheCache(t *testing.T) {
 
 	// Acks right before Close are written by Close.
 	e := handOut(t, in.cp, kb0, 30, 45)
-	_ = in.ackFunc([]*entry{e})(ctx, nil)
+	_ = in.ackFunc(&sent{entries: []*entry{e}})(ctx, nil)
 	if err := in.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +125,8 @@ func TestNackSkipsWhenReplayIsOff(t *testing.T) {
 	e1 := handOut(t, in.cp, kb0, 0, 10)
 	e2 := handOut(t, in.cp, kb0, 10, 20)
 	ctx := context.Background()
-	_ = in.ackFunc([]*entry{e1})(ctx, errors.New("output rejected it"))
-	_ = in.ackFunc([]*entry{e2})(ctx, nil)
+	_ = in.ackFunc(&sent{entries: []*entry{e1}})(ctx, errors.New("output rejected it"))
+	_ = in.ackFunc(&sent{entries: []*entry{e2}})(ctx, nil)
 	if got := committed(in.cp, kb0); got != 20 {
 		t.Fatalf("committed %d, want 20", got)
 	}

@@ -542,6 +542,55 @@ func TestIntegrationNacks(t *testing.T) {
 		}
 	})
 
+	// The input builds a nacked batch again from its rows: what the
+	// pipeline changed in place (as a mutation does) is not delivered again.
+	for _, c := range []struct{ name, extra string }{
+		{"replayed_unchanged", ""},
+		{"replayed_unchanged_batched", "batching: { count: 15, processors: [ { mutation: 'root.batched = true' } ] }\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var (
+				col   collector
+				calls atomic.Int32
+			)
+			consume := col.consume(t)
+			runStream(t, streamRun{
+				input: inputYAML(boot, table, "end_at: latest\nmax_batch_rows: 10\npayload_format: structured\n"+c.extra),
+				consume: func(ctx context.Context, b service.MessageBatch) error {
+					if calls.Add(1) > 1 {
+						return consume(ctx, b)
+					}
+					for _, m := range b {
+						v, err := m.AsStructuredMut()
+						if err != nil {
+							return err
+						}
+						v.(map[string]any)["name"] = "changed"
+						m.MetaSetMut(metaOffset, int64(-1))
+					}
+					return errors.New("first batch rejected")
+				},
+			})
+			rows := col.snapshot()
+			if ids := idsOf(t, rows); !slices.Equal(ids, seq(0, 30)) {
+				t.Fatalf("ids %v", ids)
+			}
+			for _, r := range rows {
+				var m map[string]any
+				if err := json.Unmarshal(r.Row, &m); err != nil {
+					t.Fatal(err)
+				}
+				id, _ := m["id"].(float64)
+				if m["name"] == "changed" || r.Offset != int64(id) {
+					t.Errorf("row %s at offset %d: delivered again as the pipeline left it", r.Row, r.Offset)
+				}
+				if c.extra != "" && m["batched"] != true {
+					t.Errorf("row %s: the batching policy's processor did not run", r.Row)
+				}
+			}
+		})
+	}
+
 	t.Run("skipped", func(t *testing.T) {
 		var (
 			col   collector

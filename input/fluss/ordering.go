@@ -153,6 +153,9 @@ func (g *orderGate) reconnected() {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	for _, u := range g.held {
+		u.release()
+	}
 	g.held = nil
 	clear(g.perKey)
 }

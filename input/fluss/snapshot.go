@@ -76,12 +76,12 @@ func (w *worker) sendSnapshotRows(ctx context.Context, s *snapshotRead, rec arro
 	w.in.metrics.rows.Incr(int64(n))
 	for from := 0; from < n; from += chunk {
 		to := min(from+chunk, n)
-		msgs, err := w.builder.build(&bc, rec, cts, s.pos, from, to)
+		u, err := w.rowsUnit(&bc, rec, cts, s.pos, from, to, s.pos+int64(from), s.pos+int64(to))
 		if err != nil {
 			return err
 		}
-		u := &unit{kind: unitRows, key: s.key, partition: s.partition, start: s.pos + int64(from), end: s.pos + int64(to), msgs: msgs}
 		if err := w.send(ctx, u); err != nil {
+			u.release()
 			return err
 		}
 	}

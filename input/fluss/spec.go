@@ -188,8 +188,13 @@ bucket set (without a ` + "`batching`" + ` policy; for ` + "`arrow_ipc`" + ` the
 and expires entries after five minutes by default).
 
 A batch rejected by the output (a nack) is delivered again until it succeeds when
-` + "`auto_replay_nacks`" + ` is true (the default); when it is false its rows are skipped: the
-position moves past them and a warning names the bucket and offsets.
+` + "`auto_replay_nacks`" + ` is true (the default): the input builds it again from the Arrow record
+batches it keeps until the batch is acknowledged, before any new batch, with its buckets held back
+under ` + "`ordering: bucket`" + `. Benthos's own replay keeps a copy of every message instead, which
+makes each processor that changes a message in place (a ` + "`mutation`" + `, a ` + "`meta`" + ` assignment) clone it
+first; here a ` + "`mutation`" + ` changes the row the input built. When ` + "`auto_replay_nacks`" + ` is false a
+nacked batch's rows are skipped: the position moves past them and a warning names the bucket and
+offsets.
 
 A position that cannot be resumed, because the rows it points to have expired from the log
 (` + "`table.log.ttl`" + `), or because the table was dropped and created again under the same name
@@ -314,6 +319,9 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return service.AutoRetryNacksBatchedToggled(conf, in)
+		if in.conf.replayNacks {
+			return newReplayer(in), nil
+		}
+		return in, nil
 	})
 }

@@ -194,7 +194,7 @@ func checkpointFields() []*service.ConfigField {
 			Default(orderingBucket).
 			LintRule(lintRule(fiFieldOrdering)),
 		service.NewAnyField(fiFieldAutoReplayNacks).
-			Description("`true` or `false`. Whether messages that are rejected (nacked) at the output level should be automatically replayed indefinitely, eventually resulting in back pressure if the cause of the rejections is persistent. If set to `false` these messages will instead be deleted. Disabling auto replays can greatly improve memory efficiency of high throughput streams as the original shape of the data can be discarded immediately upon consumption and mutation.").
+			Description("`true` or `false`. Whether a batch the output rejects (nacks) is delivered again, as often as it takes (after the second attempt with a pause growing from 1 ms to 1 s), which holds its rows and, under `ordering: bucket`, its buckets back until it succeeds: a persistent failure becomes back pressure. The input builds the batch again from the Arrow record batches it keeps until the batch is acknowledged, so the pipeline may change messages in place. With `false` the rows of a nacked batch are skipped with a warning and counted in `fluss_input_skipped_rows`, and the record batches are let go as soon as their messages are built.").
 			Default(true).
 			LintRule(lintRule(fiFieldAutoReplayNacks)),
 		service.NewBatchPolicyField(fiFieldBatching).

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 )
 
@@ -19,6 +21,9 @@ type worker struct {
 	client  *fluss.Client
 	scanner *fluss.Scanner
 	builder *messageBuilder
+	// replay builds messages again after a nack (auto_replay_nacks; nil
+	// without): a builder of its own, used by ReadBatch.
+	replay *messageBuilder
 
 	// produced is the next offset to hand out per subscribed bucket.
 	produced map[bucketKey]int64
@@ -293,15 +298,16 @@ func (w *worker) startBatch(ctx context.Context, b *fluss.ScanBatch) (*rowCursor
 // step sends the next unit of c's rows and reports whether they are all out.
 func (w *worker) step(ctx context.Context, c *rowCursor) (bool, error) {
 	t := min(c.row+c.chunk, c.limit)
-	msgs, err := w.builder.build(&c.bc, c.b.Record, c.b.ChangeTypes, c.first, c.row, t)
-	if err != nil {
-		return false, err
-	}
 	uEnd := c.first + int64(t)
 	if t == c.limit {
 		uEnd = max(uEnd, c.next)
 	}
-	if err := w.send(ctx, &unit{kind: unitRows, key: c.k, partition: c.bc.partition, start: c.pos, end: uEnd, msgs: msgs}); err != nil {
+	u, err := w.rowsUnit(&c.bc, c.b.Record, c.b.ChangeTypes, c.first, c.row, t, c.pos, uEnd)
+	if err != nil {
+		return false, err
+	}
+	if err := w.send(ctx, u); err != nil {
+		u.release()
 		return false, err
 	}
 	c.pos, c.row = uEnd, t
@@ -310,6 +316,22 @@ func (w *worker) step(ctx context.Context, c *rowCursor) (bool, error) {
 	}
 	w.batchDone(c)
 	return true, nil
+}
+
+// rowsUnit builds the messages of rows [from, to) of rec (row i at offset
+// first+i) into the unit of offsets [start, end). With auto_replay_nacks
+// the unit keeps rec to build them again after a nack.
+func (w *worker) rowsUnit(bc *batchContext, rec arrow.RecordBatch, cts []fluss.ChangeType, first int64, from, to int, start, end int64) (*unit, error) {
+	msgs, err := w.builder.build(bc, rec, cts, first, from, to)
+	if err != nil {
+		return nil, err
+	}
+	u := &unit{kind: unitRows, key: bc.key, partition: bc.partition, start: start, end: end, msgs: msgs}
+	if w.replay != nil {
+		rec.Retain()
+		u.src = &rowSource{builder: w.replay, bc: *bc, rec: rec, cts: cts, first: first, from: from, to: to}
+	}
+	return u, nil
 }
 
 // batchDone records where c's bucket continues and stops a bucket that
