@@ -46,3 +46,46 @@ func TestReplayerWaitsForBatchesOutAtTheEnd(t *testing.T) {
 		t.Fatalf("nothing out: %v, want the end", err)
 	}
 }
+
+// A unit keeps what its rows were built with: rebuilt after its bucket
+// moved to another snapshot, the rows still name the snapshot they came
+// from.
+func TestRowsUnitRebuildsWithItsSnapshot(t *testing.T) {
+	s, as, rec := benchRecord(t, 4)
+	defer rec.Release()
+	builder := func() *messageBuilder {
+		b, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9, pkTable: true}, s, as, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	w := &worker{builder: builder(), replay: builder()}
+	sr := &snapshotRead{key: kb0, snap: checkpointSnapshot{ID: 3, LogOffset: 100}}
+	bc := batchContext{key: kb0, snap: &sr.snap}
+	u, err := w.rowsUnit(&bc, rec, insertChangeTypes(4), 0, 1, 3, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.release()
+	sr.snap = checkpointSnapshot{ID: 7, LogOffset: 500}
+	again, err := u.src.rebuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 2 || len(u.msgs) != 2 {
+		t.Fatalf("%d rows built, %d rebuilt, want 2", len(u.msgs), len(again))
+	}
+	for i, m := range again {
+		id, _ := m.MetaGetMut(metaSnapshotID)
+		off, _ := m.MetaGetMut(metaOffset)
+		if id != int64(3) || off != int64(100) {
+			t.Errorf("row %d rebuilt with snapshot %v at offset %v, want snapshot 3 at 100", i, id, off)
+		}
+		b1, _ := u.msgs[i].AsBytes()
+		b2, _ := m.AsBytes()
+		if string(b1) != string(b2) {
+			t.Errorf("row %d: built %s, rebuilt %s", i, b1, b2)
+		}
+	}
+}

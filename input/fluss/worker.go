@@ -330,6 +330,12 @@ func (w *worker) rowsUnit(bc *batchContext, rec arrow.RecordBatch, cts []fluss.C
 	if w.replay != nil {
 		rec.Retain()
 		u.src = &rowSource{builder: w.replay, bc: *bc, rec: rec, cts: cts, first: first, from: from, to: to}
+		if bc.snap != nil {
+			// A bucket that moves to another snapshot overwrites its
+			// snapshotRead's: keep the one these rows came from.
+			snap := *bc.snap
+			u.src.bc.snap = &snap
+		}
 	}
 	return u, nil
 }
