@@ -99,7 +99,7 @@ func insertChangeTypes(n int) []fluss.ChangeType {
 }
 
 // openSnapshot opens the current snapshot, skipping the rows already handed
-// out. A snapshot that no longer exists is handled by on_unresumable_offset.
+// out. A snapshot that no longer exists is handled by onSnapshotGone.
 func (w *worker) openSnapshot(ctx context.Context, s *snapshotRead) error {
 	opts := []fluss.SnapshotOption{fluss.SnapshotSkipRows(s.pos)}
 	if dir := w.in.conf.snapshotDir; dir != "" {
@@ -132,11 +132,19 @@ func snapshotGone(err error) bool {
 // onSnapshotGone applies on_unresumable_offset to a bucket whose snapshot was
 // deleted before it was read to its end: fail, start again from the
 // bucket's latest snapshot (earliest), or read its changelog from its end
-// (latest).
+// (latest). Before its first row a snapshot is one choice among equals (the
+// server keeps only its newest ones, and a bucket waiting its turn behind a
+// slow pipeline sees its choice replaced): the latest snapshot is taken
+// then, whatever the setting, as that loses and repeats nothing.
 func (w *worker) onSnapshotGone(ctx context.Context, s *snapshotRead, cause error) error {
 	in := w.in
 	msg := fmt.Sprintf("table %s%s %s: snapshot %d, read to row %d, no longer exists (%v)",
 		in.tablePath(), partitionSuffix(s.partition), s.key, s.snap.ID, s.pos, cause)
+	if s.pos == 0 {
+		if ok, err := w.restartSnapshot(ctx, s, msg+"; none of its rows was read"); ok || err != nil {
+			return err
+		}
+	}
 	switch in.conf.onUnresumable {
 	case unresumableFail:
 		return &permanentError{err: fmt.Errorf("%s; set %s to earliest (its latest snapshot again) or latest", msg, fiFieldOnUnresumable)}
@@ -144,20 +152,30 @@ func (w *worker) onSnapshotGone(ctx context.Context, s *snapshotRead, cause erro
 		in.log.Warnf("%s; continuing from its latest offset (%s)", msg, fiFieldOnUnresumable)
 		return w.startChangelog(ctx, s, fluss.LatestOffset())
 	}
-	snaps, err := w.client.LatestKVSnapshots(ctx, w.info, fluss.PartitionInfo{ID: s.key.partitionID, Name: s.partition})
-	if err != nil {
+	if ok, err := w.restartSnapshot(ctx, s, msg+" ("+fiFieldOnUnresumable+")"); ok || err != nil {
 		return err
-	}
-	for _, ls := range snaps {
-		if ls.Bucket.Bucket == s.key.bucket && ls.SnapshotID != fluss.NoSnapshot {
-			in.log.Warnf("%s; reading its latest snapshot %d from the start (%s)", msg, ls.SnapshotID, fiFieldOnUnresumable)
-			s.snap, s.pos = checkpointSnapshot{ID: ls.SnapshotID, LogOffset: ls.LogOffset}, 0
-			in.cp.startSnapshot(s.key, s.partition, s.snap, 0)
-			return in.flushOnce(ctx) // before its rows, as at connect
-		}
 	}
 	in.log.Warnf("%s and the bucket has no snapshot now; reading its changelog from the earliest offset (%s)", msg, fiFieldOnUnresumable)
 	return w.startChangelog(ctx, s, fluss.EarliestOffset())
+}
+
+// restartSnapshot moves a bucket to its latest snapshot, from its first
+// row; ok is false when the bucket has none.
+func (w *worker) restartSnapshot(ctx context.Context, s *snapshotRead, why string) (ok bool, err error) {
+	in := w.in
+	snaps, err := w.client.LatestKVSnapshots(ctx, w.info, fluss.PartitionInfo{ID: s.key.partitionID, Name: s.partition})
+	if err != nil {
+		return false, fmt.Errorf("listing the snapshots of table %s%s: %w", in.tablePath(), partitionSuffix(s.partition), err)
+	}
+	for _, ls := range snaps {
+		if ls.Bucket.Bucket == s.key.bucket && ls.SnapshotID != fluss.NoSnapshot {
+			in.log.Warnf("%s: reading its latest snapshot %d from the start", why, ls.SnapshotID)
+			s.snap, s.pos = checkpointSnapshot{ID: ls.SnapshotID, LogOffset: ls.LogOffset}, 0
+			in.cp.startSnapshot(s.key, s.partition, s.snap, 0)
+			return true, in.flushOnce(ctx) // before its rows, as at connect
+		}
+	}
+	return false, nil
 }
 
 // startChangelog abandons a snapshot and reads the bucket's changelog from

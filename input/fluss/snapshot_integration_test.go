@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -214,26 +215,62 @@ func TestIntegrationSnapshotGone(t *testing.T) {
 	key := "fluss_" + testDB.name + "_" + table
 	v := readCheckpoint(t, mgr, key)
 	const old = int64(1) << 40
+	read := 0
 	for i := range v.Buckets {
 		if v.Buckets[i].Snapshot == nil {
 			t.Fatalf("bucket %d left its snapshot phase after one batch: %+v", v.Buckets[i].Bucket, v.Buckets[i])
 		}
 		v.Buckets[i].Snapshot.ID = old
+		if v.Buckets[i].Offset > 0 {
+			read++
+		}
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
+	if read != 1 {
+		t.Fatalf("%d buckets with snapshot rows read after one batch, want 1: %+v", read, v.Buckets)
 	}
-	var setErr error
-	if err := mgr.AccessCache(context.Background(), "offs", func(cc service.Cache) { setErr = cc.Set(context.Background(), key, raw, nil) }); err != nil || setErr != nil {
-		t.Fatal(err, setErr)
-	}
-
-	t.Cleanup(stop.Reset)
-	stop.Reset()
-	failing := connectInput(t, boot, table, "start_offset: snapshot\non_unresumable_offset: fail\n", mgr)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	t.Cleanup(stop.Reset)
+
+	t.Run("none_read", func(t *testing.T) {
+		// No row of the gone snapshot read: the latest one replaces it,
+		// even with on_unresumable_offset: fail.
+		fresh := *v
+		fresh.Buckets = slices.Clone(v.Buckets)
+		for i := range fresh.Buckets {
+			s := *fresh.Buckets[i].Snapshot
+			fresh.Buckets[i].Offset, fresh.Buckets[i].Snapshot = 0, &s
+		}
+		mgr := service.MockResources(service.MockResourcesOptAddCache("offs"))
+		writeCheckpoint(t, mgr, key, fresh)
+		stop.Reset()
+		in := connectInput(t, boot, table, "start_offset: snapshot\non_unresumable_offset: fail\nend_at: latest\nmax_batch_rows: 100\n", mgr)
+		got := state{}
+		for {
+			b, ack, err := in.ReadBatch(ctx)
+			if errors.Is(err, service.ErrEndOfInput) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%v (stopped with: %v)", err, stop.Err())
+			}
+			for _, m := range b {
+				if id, _ := m.MetaGetMut(metaSnapshotID); id == old {
+					t.Fatalf("a row of snapshot %d, which does not exist", old)
+				}
+				got.apply(t, rowOf(t, m))
+			}
+			_ = ack(ctx, nil)
+		}
+		got.diff(t, replayJava(t, javaScan(t, table)))
+		if err := stop.Err(); err != nil {
+			t.Fatalf("the pipeline was stopped: %v", err)
+		}
+	})
+
+	writeCheckpoint(t, mgr, key, *v)
+	stop.Reset()
+	failing := connectInput(t, boot, table, "start_offset: snapshot\non_unresumable_offset: fail\n", mgr)
 	if _, _, err := failing.ReadBatch(ctx); !errors.Is(err, service.ErrNotConnected) {
 		t.Fatalf("ReadBatch with the snapshot gone: %v, want the connection to end", err)
 	}
@@ -266,6 +303,19 @@ func TestIntegrationSnapshotGone(t *testing.T) {
 		t.Error("no row of a newer snapshot")
 	}
 	got.diff(t, replayJava(t, javaScan(t, table)))
+}
+
+// writeCheckpoint stores v under key in the cache "offs".
+func writeCheckpoint(t *testing.T, mgr *service.Resources, key string, v checkpointValue) {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var setErr error
+	if err := mgr.AccessCache(context.Background(), "offs", func(cc service.Cache) { setErr = cc.Set(context.Background(), key, raw, nil) }); err != nil || setErr != nil {
+		t.Fatal(err, setErr)
+	}
 }
 
 // checkSnapshotRun checks what a start_offset: snapshot run delivered: per
