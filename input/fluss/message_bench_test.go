@@ -162,7 +162,7 @@ meta iggy_key = this.id.string()`)
 	if err != nil {
 		b.Fatal(err)
 	}
-	mut, err := bloblang.Parse(`root.source = "fluss:%s.%s".format(@fluss_database, @fluss_table)
+	mut, err := bloblang.Parse(`root.source = "fluss:" + @fluss_database + "." + @fluss_table
 root.ingested_at = now()
 meta iggy_key = this.id.string()`)
 	if err != nil {

@@ -143,6 +143,9 @@ func TestIntegrationStartFromSnapshot(t *testing.T) {
 	})
 
 	t.Run("resume", func(t *testing.T) {
+		// Snapshots covering the changes above first: a newer one taken
+		// between the two runs would replace the one read halfway.
+		waitSnapshots(t, c, table)
 		mgr := service.MockResources(service.MockResourcesOptAddCache("offs"))
 		first := connectInput(t, boot, table, "start_offset: snapshot\nmax_batch_rows: 100\n", mgr)
 		s := state{}
