@@ -141,7 +141,7 @@ func (w *worker) onSnapshotGone(ctx context.Context, s *snapshotRead, cause erro
 	msg := fmt.Sprintf("table %s%s %s: snapshot %d, read to row %d, no longer exists (%v)",
 		in.tablePath(), partitionSuffix(s.partition), s.key, s.snap.ID, s.pos, cause)
 	if s.pos == 0 {
-		if ok, err := w.restartSnapshot(ctx, s, msg+"; none of its rows was read"); ok || err != nil {
+		if ok, err := w.restartSnapshot(ctx, s, msg+"; none of its rows was read", true); ok || err != nil {
 			return err
 		}
 	}
@@ -152,7 +152,7 @@ func (w *worker) onSnapshotGone(ctx context.Context, s *snapshotRead, cause erro
 		in.log.Warnf("%s; continuing from its latest offset (%s)", msg, fiFieldOnUnresumable)
 		return w.startChangelog(ctx, s, fluss.LatestOffset())
 	}
-	if ok, err := w.restartSnapshot(ctx, s, msg+" ("+fiFieldOnUnresumable+")"); ok || err != nil {
+	if ok, err := w.restartSnapshot(ctx, s, msg+" ("+fiFieldOnUnresumable+")", false); ok || err != nil {
 		return err
 	}
 	in.log.Warnf("%s and the bucket has no snapshot now; reading its changelog from the earliest offset (%s)", msg, fiFieldOnUnresumable)
@@ -160,8 +160,9 @@ func (w *worker) onSnapshotGone(ctx context.Context, s *snapshotRead, cause erro
 }
 
 // restartSnapshot moves a bucket to its latest snapshot, from its first
-// row; ok is false when the bucket has none.
-func (w *worker) restartSnapshot(ctx context.Context, s *snapshotRead, why string) (ok bool, err error) {
+// row; ok is false when the bucket has none, or with newer when the latest
+// is the one that could not be read.
+func (w *worker) restartSnapshot(ctx context.Context, s *snapshotRead, why string, newer bool) (ok bool, err error) {
 	in := w.in
 	snaps, err := w.client.LatestKVSnapshots(ctx, w.info, fluss.PartitionInfo{ID: s.key.partitionID, Name: s.partition})
 	if err != nil {
@@ -169,6 +170,9 @@ func (w *worker) restartSnapshot(ctx context.Context, s *snapshotRead, why strin
 	}
 	for _, ls := range snaps {
 		if ls.Bucket.Bucket == s.key.bucket && ls.SnapshotID != fluss.NoSnapshot {
+			if newer && ls.SnapshotID == s.snap.ID {
+				return false, nil
+			}
 			in.log.Warnf("%s: reading its latest snapshot %d from the start", why, ls.SnapshotID)
 			s.snap, s.pos = checkpointSnapshot{ID: ls.SnapshotID, LogOffset: ls.LogOffset}, 0
 			in.cp.startSnapshot(s.key, s.partition, s.snap, 0)
