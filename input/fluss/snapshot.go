@@ -135,7 +135,8 @@ func snapshotGone(err error) bool {
 // (latest). Before its first row a snapshot is one choice among equals (the
 // server keeps only its newest ones, and a bucket waiting its turn behind a
 // slow pipeline sees its choice replaced): the latest snapshot is taken
-// then, whatever the setting, as that loses and repeats nothing.
+// then when it is newer, whatever the setting, as that loses and repeats
+// nothing.
 func (w *worker) onSnapshotGone(ctx context.Context, s *snapshotRead, cause error) error {
 	in := w.in
 	msg := fmt.Sprintf("table %s%s %s: snapshot %d, read to row %d, no longer exists (%v)",
