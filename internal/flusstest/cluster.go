@@ -102,11 +102,7 @@ func startCluster(opts Options) (*Cluster, error) {
 	if tablets <= 0 {
 		tablets = 1
 	}
-	dir, err := os.MkdirTemp("", "fluss-iggy-test-")
-	if err != nil {
-		return nil, fmt.Errorf("creating the cluster directory: %w", err)
-	}
-	args := []string{"up", "--dir", dir, "--tablets", strconv.Itoa(tablets), "--owner-pid", strconv.Itoa(os.Getpid())}
+	args := []string{"up", "--tablets", strconv.Itoa(tablets), "--owner-pid", strconv.Itoa(os.Getpid())}
 	if opts.SASL {
 		args = append(args, "--sasl")
 	}
@@ -122,10 +118,8 @@ func startCluster(opts Options) (*Cluster, error) {
 	if opts.Version != "" {
 		scriptEnv = append(scriptEnv, EnvVersion+"="+opts.Version)
 	}
-	stdout, err := runScript(root, scriptEnv, upTimeout, args...)
+	dir, stdout, err := upWithRetry(root, scriptEnv, args)
 	if err != nil {
-		// `up` stops what it started and deletes the directory on failure.
-		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	env := parseEnv(stdout)
@@ -151,6 +145,33 @@ func startCluster(opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("fluss-cluster.sh up printed no FLUSS_BOOTSTRAP line; its output was:\n%s", stdout)
 	}
 	return c, nil
+}
+
+// bindAttempts is how many times upWithRetry starts a cluster whose server
+// found its port taken: the script reserves the ports it picks against its
+// own kind, but any other program may bind one between the pick and the
+// server's start.
+const bindAttempts = 3
+
+// upWithRetry runs `fluss-cluster.sh up` with args in a new directory, again
+// with fresh ports (and directory) while a server fails with "Address already
+// in use". It returns the directory and the script's stdout.
+func upWithRetry(root string, env, args []string) (string, string, error) {
+	for attempt := 1; ; attempt++ {
+		dir, err := os.MkdirTemp("", "fluss-iggy-test-")
+		if err != nil {
+			return "", "", fmt.Errorf("creating the cluster directory: %w", err)
+		}
+		stdout, err := runScript(root, env, upTimeout, append(append([]string(nil), args...), "--dir", dir)...)
+		if err == nil {
+			return dir, stdout, nil
+		}
+		// `up` stops what it started and deletes the directory on failure.
+		_ = os.RemoveAll(dir)
+		if attempt == bindAttempts || !strings.Contains(err.Error(), "Address already in use") {
+			return "", "", err
+		}
+	}
 }
 
 // Stop stops every process of the cluster at once (SIGKILL: nothing of a

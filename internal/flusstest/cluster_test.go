@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -184,4 +185,94 @@ func ownedProcessAlive(pid int, dir string) bool {
 	}
 	cmdline, err := os.ReadFile(filepath.Join(proc, "cmdline"))
 	return err == nil && bytes.Contains(cmdline, []byte(dir))
+}
+
+// TestPickPortReserves picks 300 ports in separate subshells, as the cluster
+// script does: each must be new (without a reservation shared between the
+// pickers, 300 random picks among 12,000 ports repeat one with a probability
+// of 97 %), reserved, and below the ephemeral range.
+func TestPickPortReserves(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	script := `die() { echo "die: $*" >&2; exit 1; }
+source "$1/scripts/lib/fluss-ready.sh"
+for ((n = 0; n < 300; n++)); do p="$(pick_port)" || exit 1; echo "$p"; done`
+	cmd := exec.Command("bash", "-c", script, "pick", root)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pick_port: %v\n%s", err, out)
+	}
+	ephemeral := 65536
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			ephemeral, _ = strconv.Atoi(f[0])
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 20000 || (ephemeral > 21000 && n >= ephemeral) {
+			t.Fatalf("pick_port gave %q (ephemeral range from %d)", p, ephemeral)
+		}
+		if seen[p] {
+			t.Fatalf("pick_port gave port %s twice", p)
+		}
+		seen[p] = true
+		if _, err := os.Stat(filepath.Join(tmp, "fluss-iggy-ports", p)); err != nil {
+			t.Fatalf("port %s not reserved: %v", p, err)
+		}
+	}
+	if len(seen) != 300 {
+		t.Fatalf("pick_port gave %d ports, want 300:\n%s", len(seen), out)
+	}
+}
+
+// TestUpRetriesTakenPort runs upWithRetry against a stand-in script that
+// fails like a server whose port was taken: it must start again in a fresh
+// directory, and give up at once on any other failure.
+func TestUpRetriesTakenPort(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	calls := filepath.Join(root, "calls")
+	stub := `#!/bin/bash
+echo "$*" >>"` + calls + `"
+n=$(wc -l <"` + calls + `")
+case "$STUB_MODE" in
+bind) ((n < 3)) && { echo "BindException: Address already in use" >&2; exit 1; } ;;
+other) echo "no java" >&2; exit 1 ;;
+esac
+echo FLUSS_BOOTSTRAP=127.0.0.1:1
+`
+	if err := os.WriteFile(filepath.Join(root, "scripts", "fluss-cluster.sh"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mode      string
+		wantCalls int
+		wantErr   bool
+	}{{"bind", 3, false}, {"other", 1, true}} {
+		_ = os.Remove(calls)
+		dir, stdout, err := upWithRetry(root, []string{"STUB_MODE=" + tc.mode}, []string{"up"})
+		if (err != nil) != tc.wantErr {
+			t.Fatalf("%s: err = %v, want error %v", tc.mode, err, tc.wantErr)
+		}
+		b, _ := os.ReadFile(calls)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) != tc.wantCalls {
+			t.Fatalf("%s: script ran %d times, want %d:\n%s", tc.mode, len(lines), tc.wantCalls, b)
+		}
+		if len(lines) > 1 && lines[0] == lines[1] {
+			t.Errorf("%s: the retry reused the directory: %q", tc.mode, lines)
+		}
+		if !tc.wantErr && (!strings.Contains(stdout, "FLUSS_BOOTSTRAP") || !strings.HasSuffix(lines[len(lines)-1], dir)) {
+			t.Errorf("%s: dir %q, stdout %q, calls %q", tc.mode, dir, stdout, lines)
+		}
+		_ = os.RemoveAll(dir)
+	}
 }

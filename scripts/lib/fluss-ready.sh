@@ -18,20 +18,40 @@ port_taken() {
 	port_open "$1"
 }
 
-# pick_port: a free TCP port below the ephemeral range (32768+), so it cannot
-# be taken by an outgoing connection in the meantime.
-PICKED_PORTS=" "
+# pick_port: a free TCP port outside the ephemeral range (so an outgoing
+# connection cannot take it in the meantime), reserved for PORT_HOLD_MINUTES
+# across every script on this machine: clusters started at the same moment
+# (parallel test packages) would otherwise pick the same port between the
+# check and the server's bind. A reservation is a directory made with mkdir
+# (atomic); it survives the $(pick_port) subshell and expires on its own.
+PORT_RESERVATIONS="${TMPDIR:-/tmp}/fluss-iggy-ports"
+PORT_HOLD_MINUTES=10
 pick_port() {
-	local i p
-	for ((i = 0; i < 200; i++)); do
-		p=$((20000 + RANDOM % 12000))
-		[[ "$PICKED_PORTS" == *" $p "* ]] && continue
+	local i p lo=20000 hi=32000 eph_lo eph_hi
+	if read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null; then
+		# Stay below the ephemeral range when it starts inside ours.
+		((eph_lo > lo + 1000 && eph_lo < hi)) && hi=$eph_lo
+	fi
+	mkdir -p "$PORT_RESERVATIONS" 2>/dev/null || true
+	for ((i = 0; i < 400; i++)); do
+		p=$((lo + RANDOM % (hi - lo)))
+		reserve_port "$p" || continue
 		port_taken "$p" && continue
-		PICKED_PORTS+="$p "
 		printf '%s' "$p"
 		return 0
 	done
-	die "no free TCP port found in 20000-31999"
+	die "no free TCP port found in $lo-$((hi - 1))"
+}
+
+# reserve_port PORT: claim PORT for this machine's scripts; fails if another
+# claim younger than PORT_HOLD_MINUTES holds it.
+reserve_port() {
+	local d="$PORT_RESERVATIONS/$1"
+	mkdir "$d" 2>/dev/null && return 0
+	[[ -d "$PORT_RESERVATIONS" && -w "$PORT_RESERVATIONS" ]] || return 0 # no shared place: check only
+	[[ -n "$(find "$d" -maxdepth 0 -mmin "+$PORT_HOLD_MINUTES" 2>/dev/null)" ]] || return 1
+	rmdir "$d" 2>/dev/null
+	mkdir "$d" 2>/dev/null
 }
 
 # log_time FILE PATTERN [last]: the timestamp ("yyyy-MM-dd HH:mm:ss.SSS") of
