@@ -70,3 +70,67 @@ func BenchmarkEncode(b *testing.B) { benchmarkEncode(b, mixed10, mixed10Rows) }
 
 // BenchmarkEncodeAllTypes does the same for a 30-column table of every type.
 func BenchmarkEncodeAllTypes(b *testing.B) { benchmarkEncode(b, allTypes, allTypesRows) }
+
+// benchTable is the shape of bench/benchtable's table (make bench).
+const benchTable = "id BIGINT NOT NULL, ts TIMESTAMP(3), user_name STRING, category STRING, price DECIMAL(12, 2), " +
+	"quantity INT, score DOUBLE, active BOOLEAN, day DATE, note STRING"
+
+func benchTableRows(n int) [][]any {
+	rows := make([][]any, n)
+	for i := range rows {
+		v := int64(i)
+		var qty any = v % 1000
+		if i%7 == 0 {
+			qty = nil
+		}
+		rows[i] = []any{v, 1700000000000 + v*997, fmt.Sprintf("user_%08d", i), []string{"garden", "books", "toys"}[i%3],
+			fmt.Sprintf("%d.%02d", i%100000, i%100), qty, float64(i%10000) * 0.37, i%2 == 0, 19000 + v%365,
+			fmt.Sprintf("a note of some forty characters, row %d", i)}
+	}
+	return rows
+}
+
+// BenchmarkValuesRow builds 4096-row batches as structured rows
+// (Values.Row); one op = Bind + 4096 rows.
+func BenchmarkValuesRow(b *testing.B) {
+	b.Run("bench_table", func(b *testing.B) { benchmarkValuesRow(b, benchTable, benchTableRows) })
+	b.Run("mixed10", func(b *testing.B) { benchmarkValuesRow(b, mixed10, mixed10Rows) })
+}
+
+func benchmarkValuesRow(b *testing.B, columns string, rowsOf func(int) [][]any) {
+	const n = 4096
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	cols, err := types.ParseColumns(columns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := types.MustSchema(cols)
+	rec := buildRecord(b, mem, s, rowsOf(n))
+	defer func() {
+		rec.Release()
+		mem.AssertSize(b, 0)
+	}()
+	enc, err := NewSchemaEncoder(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := NewValues(enc)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		if err := v.Bind(rec); err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if len(v.Row(i)) != len(cols) {
+				b.Fatal("row misses columns")
+			}
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(n*b.N), "ns/row")
+	b.ReportMetric(float64(testing.AllocsPerRun(1, func() {
+		for i := 0; i < n; i++ {
+			v.Row(i)
+		}
+	}))/n, "allocs/row")
+}

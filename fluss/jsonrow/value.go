@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
+	"github.com/fluss-iggy/fluss-iggy/internal/slab"
 )
 
 // valueFn returns the value at index i of the array it was bound to.
@@ -34,27 +35,13 @@ type Values struct {
 	names   []string
 	fns     []valueFn
 	scratch []byte
-	arena   []byte // holds the bytes of the strings handed out
-}
+	text    slab.Text // holds the bytes of the strings handed out
 
-// arenaChunk is the size of the blocks strings are copied into: one
-// allocation for the strings of many rows instead of one per string. A
-// block lives while any string in it does.
-const arenaChunk = 32 << 10
-
-// str returns a string holding a copy of b, in the arena.
-func (v *Values) str(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if cap(v.arena)-len(v.arena) < len(b) {
-		v.arena = make([]byte, 0, max(arenaChunk, len(b)))
-	}
-	start := len(v.arena)
-	v.arena = append(v.arena, b...)
-	// The arena is only ever appended to, never written over: the bytes
-	// are immutable once handed out.
-	return unsafe.String(&v.arena[start], len(b))
+	// The boxes of the values handed out, one allocation per block of
+	// values instead of one per value.
+	ints    slab.Slab[int64]
+	strs    slab.Slab[string]
+	numbers slab.Slab[json.Number]
 }
 
 // NewValues returns a builder of structured rows for the encoder's schema.
@@ -99,20 +86,20 @@ func (v *Values) bindColumn(c int, n *node, arr arrow.Array) valueFn {
 	case types.KindTinyInt, types.KindSmallInt, types.KindInt, types.KindBigInt:
 		switch a := arr.(type) {
 		case *array.Int8:
-			fn = func(i int) any { return int64(a.Value(i)) }
+			fn = func(i int) any { return v.ints.Box(int64(a.Value(i))) }
 		case *array.Int16:
-			fn = func(i int) any { return int64(a.Value(i)) }
+			fn = func(i int) any { return v.ints.Box(int64(a.Value(i))) }
 		case *array.Int32:
-			fn = func(i int) any { return int64(a.Value(i)) }
+			fn = func(i int) any { return v.ints.Box(int64(a.Value(i))) }
 		case *array.Int64:
-			fn = func(i int) any { return a.Value(i) }
+			fn = func(i int) any { return v.ints.Box(a.Value(i)) }
 		}
 	case types.KindChar, types.KindString:
 		if a, ok := arr.(*array.String); ok {
 			fn = func(i int) any {
 				// ValueBytes points into the batch's buffers: copy it.
 				if s := a.Value(i); utf8.ValidString(s) {
-					return v.str(unsafe.Slice(unsafe.StringData(s), len(s)))
+					return v.strs.Box(v.text.String(unsafe.Slice(unsafe.StringData(s), len(s))))
 				}
 				return v.fromText(c, i)
 			}
@@ -147,9 +134,9 @@ func (v *Values) fromText(c, i int) any {
 	case string(t) == "false":
 		return false
 	case t[0] == '"' && bytes.IndexByte(t, '\\') < 0:
-		return v.str(t[1 : len(t)-1])
+		return v.strs.Box(v.text.String(t[1 : len(t)-1]))
 	case t[0] == '-' || (t[0] >= '0' && t[0] <= '9'):
-		return json.Number(v.str(t))
+		return v.numbers.Box(json.Number(v.text.String(t)))
 	}
 	d := json.NewDecoder(bytes.NewReader(t))
 	d.UseNumber()

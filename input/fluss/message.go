@@ -13,6 +13,7 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
+	"github.com/fluss-iggy/fluss-iggy/internal/slab"
 )
 
 // tableMeta is the metadata shared by every message of a table.
@@ -60,6 +61,10 @@ type messageBuilder struct {
 	dbValue, tableValue, tableIDValue any
 	metaBC                            *batchContext
 	metaValues                        [5]any // partition, partition id, bucket, timestamp, schema id
+	// The per-row values (offset, message id) boxed from shared blocks.
+	offsetBoxes slab.Slab[int64]
+	idBoxes     slab.Slab[string]
+	idText      slab.Text
 
 	// tmpl holds the metadata of every row message of tmplBC (see
 	// jsonTemplate); nil when the messages are built key by key.
@@ -143,11 +148,15 @@ func (b *messageBuilder) setMeta(m *service.Message, bc *batchContext) {
 
 // messageID is the fluss_message_id of the record at offset of bc's bucket
 // (of row offset of its snapshot, for snapshot rows).
-func (b *messageBuilder) messageID(bc *batchContext, offset int64) string {
+// It is boxed from the builder's blocks: one allocation per block of ids
+// instead of two per message.
+func (b *messageBuilder) messageID(bc *batchContext, offset int64) any {
 	if bc.snap != nil {
 		offset |= snapshotIDMark
 	}
-	return flussmeta.FormatMessageID(b.meta.tableID, bc.key.partitionID, bc.key.bucket, offset)
+	var buf [34]byte
+	id := flussmeta.AppendMessageID(buf[:0], b.meta.tableID, bc.key.partitionID, bc.key.bucket, offset)
+	return b.idBoxes.Box(b.idText.String(id))
 }
 
 // offsetMeta is the fluss_offset of the record at offset: the offset, or
@@ -247,7 +256,7 @@ func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, chan
 			m.SetBytes(buf[start:len(buf):len(buf)])
 		}
 		// Every message gets these, overwriting the template's placeholders.
-		m.MetaSetMut(metaOffset, bc.offsetMeta(firstOffset+int64(i)))
+		m.MetaSetMut(metaOffset, b.offsetBoxes.Box(bc.offsetMeta(firstOffset+int64(i))))
 		m.MetaSetMut(metaMessageID, b.messageID(bc, firstOffset+int64(i)))
 		ct := fluss.AppendOnly
 		if changeTypes != nil {

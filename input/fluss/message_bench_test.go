@@ -150,7 +150,8 @@ func BenchmarkMessageMeta(b *testing.B) {
 // mapping of config/fluss_to_iggy.yaml: rows as JSON bytes (Benthos parses
 // them) or as structured values (jsonrow.Values), serialised by Benthos
 // (encoding/json, AsBytes) or by jsonrow.AnyWriter (what the output does for
-// a message without bytes). "nomap" is the input's bytes alone.
+// a message without bytes); the mutation is the shipped one (its source
+// written at config load). "nomap" is the input's bytes alone.
 func BenchmarkMappingPaths(b *testing.B) {
 	const n = 1024
 	s, as, rec := benchRecord(b, n)
@@ -162,7 +163,7 @@ meta iggy_key = this.id.string()`)
 	if err != nil {
 		b.Fatal(err)
 	}
-	mut, err := bloblang.Parse(`root.source = "fluss:" + @fluss_database + "." + @fluss_table
+	mut, err := bloblang.Parse(`root.source = "fluss:demo.orders"
 root.ingested_at = now()
 meta iggy_key = this.id.string()`)
 	if err != nil {

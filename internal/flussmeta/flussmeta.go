@@ -38,17 +38,24 @@ const (
 // longer or non-hex text, which the output rejects instead of letting two
 // records share an id.
 func FormatMessageID(tableID, partitionID int64, bucket int32, offset int64) string {
+	var buf [34]byte
+	return string(AppendMessageID(buf[:0], tableID, partitionID, bucket, offset))
+}
+
+// AppendMessageID appends FormatMessageID's text to dst.
+func AppendMessageID(dst []byte, tableID, partitionID int64, bucket int32, offset int64) []byte {
 	t, p, b := tableID+1, partitionID+1, int64(bucket)
 	if t < 0 || t >= 1<<32 || p < 0 || p >= 1<<32 || b < 0 || b >= 1<<16 || offset < 0 || offset >= 1<<48 {
-		return fmt.Sprintf("0x%08x%08x%04x%012x", t, p, b, offset)
+		return fmt.Appendf(dst, "0x%08x%08x%04x%012x", t, p, b, offset)
 	}
-	var buf [34]byte
-	buf[0], buf[1] = '0', 'x'
-	putHex(buf[2:10], uint64(t))
-	putHex(buf[10:18], uint64(p))
-	putHex(buf[18:22], uint64(b))
-	putHex(buf[22:34], uint64(offset))
-	return string(buf[:])
+	n := len(dst)
+	dst = append(dst, "0x00000000000000000000000000000000"...)
+	id := dst[n:]
+	putHex(id[2:10], uint64(t))
+	putHex(id[10:18], uint64(p))
+	putHex(id[18:22], uint64(b))
+	putHex(id[22:34], uint64(offset))
+	return dst
 }
 
 // putHex writes v into dst as len(dst) lower-case hex digits, zero-padded.
