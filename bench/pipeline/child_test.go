@@ -167,7 +167,7 @@ func (in *poolInput) ReadBatch(context.Context) (service.MessageBatch, service.A
 		m.MetaSetMut("fluss_timestamp", pm.ts)
 		m.MetaSetMut("fluss_schema_id", pm.schemaID)
 		m.MetaSetMut("fluss_change_type", "+A")
-		m.MetaSetMut("iggy_key", pm.key) // set by the mapping
+		m.MetaSetMut("iggy_key", pm.key) // the row id, the key (see outputConfig)
 		batch[i] = m
 	}
 	in.next += n
@@ -177,6 +177,9 @@ func (in *poolInput) ReadBatch(context.Context) (service.MessageBatch, service.A
 func (in *poolInput) Close(context.Context) error { return nil }
 
 // outputConfig is the output of config/fluss_to_iggy.yaml (key = row id).
+// The shipped config reads the key from the structured row (`${! this.id }`);
+// these messages hold JSON bytes, which that would parse, so the row id comes
+// as metadata, read by the output's same kind of shortcut.
 func outputConfig(addr, stream string) string {
 	return fmt.Sprintf(`iggy:
   address: %s

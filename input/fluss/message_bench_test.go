@@ -164,8 +164,7 @@ meta iggy_key = this.id.string()`)
 		b.Fatal(err)
 	}
 	mut, err := bloblang.Parse(`root.source = "fluss:demo.orders"
-root.ingested_at = now()
-meta iggy_key = this.id.string()`)
+root.ingested_at = now()`)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -242,7 +242,8 @@ func Spec() *service.ConfigSpec {
 				Examples("0", `${! @fluss_bucket % 4 }`).
 				Optional(),
 			service.NewInterpolatedStringField(ioFieldKey).
-				Description("The message key for `partitioning: messages_key`, interpolated per message; must give 1 to 255 bytes.").
+				Description("The message key for `partitioning: messages_key`, interpolated per message; must give 1 to 255 bytes. "+
+					"A key that is exactly one metadata key (`${! @name }`) or one top-level field of the row (`${! this.name }`) is read without running Bloblang for each message.").
 				Examples(`${! @fluss_bucket }`, `${! this.customer_id }`).
 				Optional(),
 			service.NewInterpolatedStringField(ioFieldMessageID).
