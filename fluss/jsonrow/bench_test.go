@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
@@ -28,8 +29,9 @@ func mixed10Rows(n int) [][]any {
 	return rows
 }
 
-func benchmarkEncode(b *testing.B, columns string, rowsOf func(int) [][]any) {
-	const n = 4096
+// benchBatch is the record batch of n rows of a benchmark table and its
+// encoder; the batch is released (and the allocator checked) when b ends.
+func benchBatch(b *testing.B, columns string, rowsOf func(int) [][]any, n int) (arrow.RecordBatch, *Encoder, int) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	cols, err := types.ParseColumns(columns)
 	if err != nil {
@@ -37,14 +39,20 @@ func benchmarkEncode(b *testing.B, columns string, rowsOf func(int) [][]any) {
 	}
 	s := types.MustSchema(cols)
 	rec := buildRecord(b, mem, s, rowsOf(n))
-	defer func() {
+	b.Cleanup(func() {
 		rec.Release()
 		mem.AssertSize(b, 0)
-	}()
+	})
 	enc, err := NewSchemaEncoder(s)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return rec, enc, len(cols)
+}
+
+func benchmarkEncode(b *testing.B, columns string, rowsOf func(int) [][]any) {
+	const n = 4096
+	rec, enc, _ := benchBatch(b, columns, rowsOf, n)
 	buf := make([]byte, 0, 1<<20)
 	var bytes int64
 	b.ReportAllocs()
@@ -99,21 +107,7 @@ func BenchmarkValuesRow(b *testing.B) {
 
 func benchmarkValuesRow(b *testing.B, columns string, rowsOf func(int) [][]any) {
 	const n = 4096
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	cols, err := types.ParseColumns(columns)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := types.MustSchema(cols)
-	rec := buildRecord(b, mem, s, rowsOf(n))
-	defer func() {
-		rec.Release()
-		mem.AssertSize(b, 0)
-	}()
-	enc, err := NewSchemaEncoder(s)
-	if err != nil {
-		b.Fatal(err)
-	}
+	rec, enc, ncols := benchBatch(b, columns, rowsOf, n)
 	v := NewValues(enc)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -122,7 +116,7 @@ func benchmarkValuesRow(b *testing.B, columns string, rowsOf func(int) [][]any) 
 			b.Fatal(err)
 		}
 		for i := 0; i < n; i++ {
-			if len(v.Row(i)) != len(cols) {
+			if len(v.Row(i)) != ncols {
 				b.Fatal("row misses columns")
 			}
 		}

@@ -32,18 +32,8 @@ func TestFieldMatchesInterpolation(t *testing.T) {
 		texts = append(texts, "${! @"+k+" }")
 	}
 	for _, text := range texts {
-		f := mustField(t, text)
-		if f.meta == "" {
+		if f := matchesInterpolation(t, batch, text); f.meta == "" {
 			t.Errorf("%q: not recognised as one metadata reference", text)
-		}
-		want := batch.InterpolationExecutor(f.InterpolatedString)
-		got := f.forBatch(batch)
-		for i := range batch {
-			w, werr := want.TryString(i)
-			g, gerr := got.value(i)
-			if w != g || fmt.Sprint(werr) != fmt.Sprint(gerr) {
-				t.Errorf("%q message %d: %q, %v; interpolation gives %q, %v", text, i, g, gerr, w, werr)
-			}
 		}
 	}
 	for _, text := range []string{"${! @s }-x", "a${! @s }", "${! @s.a }", "${! @ }", "${! meta(\"s\") }", "${! @s }${! @i }", "plain"} {
@@ -51,6 +41,23 @@ func TestFieldMatchesInterpolation(t *testing.T) {
 			t.Errorf("%q: taken for a reference to %q", text, f.meta)
 		}
 	}
+}
+
+// matchesInterpolation checks that the field text gives, for every message
+// of batch, what Benthos's interpolation of it gives, and returns the field.
+func matchesInterpolation(t *testing.T, batch service.MessageBatch, text string) field {
+	t.Helper()
+	f := mustField(t, text)
+	want := batch.InterpolationExecutor(f.InterpolatedString)
+	got := f.forBatch(batch)
+	for i := range batch {
+		w, werr := want.TryString(i)
+		g, gerr := got.value(i)
+		if w != g || fmt.Sprint(werr) != fmt.Sprint(gerr) {
+			t.Errorf("%q message %d: %q, %v; interpolation gives %q, %v", text, i, g, gerr, w, werr)
+		}
+	}
+	return f
 }
 
 func mustField(t *testing.T, text string) field {
@@ -92,18 +99,8 @@ func TestThisFieldMatchesInterpolation(t *testing.T) {
 		texts = append(texts, "${! this."+k+" }")
 	}
 	for _, text := range texts {
-		f := mustField(t, text)
-		if f.this == "" || f.meta != "" {
+		if f := matchesInterpolation(t, batch, text); f.this == "" || f.meta != "" {
 			t.Errorf("%q: not recognised as one field reference", text)
-		}
-		want := batch.InterpolationExecutor(f.InterpolatedString)
-		got := f.forBatch(batch)
-		for i := range batch {
-			w, werr := want.TryString(i)
-			g, gerr := got.value(i)
-			if w != g || fmt.Sprint(werr) != fmt.Sprint(gerr) {
-				t.Errorf("%q message %d: %q, %v; interpolation gives %q, %v", text, i, g, gerr, w, werr)
-			}
 		}
 	}
 	for _, k := range []string{"s", "i", "n", "big"} {
