@@ -19,12 +19,12 @@ import "unsafe"
 // blockLen is the number of values in a block.
 const blockLen = 512
 
-// Value is what a Slab can box: numbers and strings (and types based on
+// Value is what a Slab boxes: integers and strings (and types based on
 // them, such as json.Number), which Go stores in an interface as a pointer
-// to a copy (types that are a single pointer are stored in the interface
-// itself and gain nothing).
+// to a copy. Types that are a single pointer are stored in the interface
+// itself: the constraint keeps them out, as Box would break them.
 type Value interface {
-	~int64 | ~uint64 | ~float64 | ~string
+	~int64 | ~string
 }
 
 // Slab hands out boxed values of T. The zero Slab is ready to use. It is

@@ -60,8 +60,10 @@ func (f field) forBatch(batch service.MessageBatch) *fieldExec {
 	return &fieldExec{f: f, batch: batch}
 }
 
-// value returns the field's value for message i. A message without the
-// metadata key goes through Benthos, which decides what that gives.
+// value returns the field's value for message i. A message the shortcut
+// cannot answer (no such metadata key; no structured value, no such field,
+// or a value of another type) goes through Benthos, which decides what that
+// gives.
 func (e *fieldExec) value(i int) (string, error) {
 	switch {
 	case e.f.meta != "":
