@@ -243,7 +243,6 @@ func (f *floorInput) Connect(context.Context) error {
 				m.MetaSetMut("fluss_timestamp", int64(1767225600000))
 				m.MetaSetMut("fluss_schema_id", int64(1))
 				m.MetaSetMut("fluss_offset", int64(left+i))
-				m.MetaSetMut("fluss_change_type", "+A")
 				batch[i] = m
 			}
 			f.ch <- batch

@@ -166,7 +166,6 @@ func (in *poolInput) ReadBatch(context.Context) (service.MessageBatch, service.A
 		m.MetaSetMut("fluss_message_id", flussmeta.FormatMessageID(in.p.tableID, -1, pm.bucket, seq))
 		m.MetaSetMut("fluss_timestamp", pm.ts)
 		m.MetaSetMut("fluss_schema_id", pm.schemaID)
-		m.MetaSetMut("fluss_change_type", "+A")
 		m.MetaSetMut("iggy_key", pm.key) // the row id, the key (see outputConfig)
 		batch[i] = m
 	}
@@ -244,7 +243,6 @@ func (p *pool) headers(pm *poolMsg, offset int64) []iggcon.HeaderEntry {
 	}
 	return []iggcon.HeaderEntry{
 		i64("fluss_bucket", int64(pm.bucket)),
-		str("fluss_change_type", "+A"),
 		str("fluss_database", p.table.Database),
 		str("fluss_message_id", flussmeta.FormatMessageID(p.tableID, -1, pm.bucket, offset)),
 		i64("fluss_offset", offset),

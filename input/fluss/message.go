@@ -199,7 +199,10 @@ const smallMetaKeys = 8
 // more: the clone is then a small map that is full, and Go grows a full
 // small map on any assignment, even one to an existing key.
 func (b *messageBuilder) jsonTemplate(bc *batchContext) *service.Message {
-	keys := 6 + 3 // database, table, table id, bucket, timestamp, schema id; offset, message id, change type
+	keys := 6 + 2 // database, table, table id, bucket, timestamp, schema id; offset, message id
+	if b.meta.pkTable {
+		keys++ // change type
+	}
 	if bc.key.partitionID != fluss.NoPartition {
 		keys += 2 // partition, partition id
 	}
@@ -211,7 +214,9 @@ func (b *messageBuilder) jsonTemplate(bc *batchContext) *service.Message {
 		b.setMeta(t, bc)
 		t.MetaSetMut(metaOffset, nil)
 		t.MetaSetMut(metaMessageID, nil)
-		t.MetaSetMut(metaChangeType, nil)
+		if b.meta.pkTable {
+			t.MetaSetMut(metaChangeType, nil)
+		}
 		b.tmpl, b.tmplBC = t, bc
 	}
 	return b.tmpl
@@ -258,11 +263,13 @@ func (b *messageBuilder) buildJSON(bc *batchContext, rec arrow.RecordBatch, chan
 		// Every message gets these, overwriting the template's placeholders.
 		m.MetaSetMut(metaOffset, b.offsetBoxes.Box(bc.offsetMeta(firstOffset+int64(i))))
 		m.MetaSetMut(metaMessageID, b.messageID(bc, firstOffset+int64(i)))
-		ct := fluss.AppendOnly
-		if changeTypes != nil {
-			ct = changeTypes[i]
+		if b.meta.pkTable {
+			ct := fluss.AppendOnly
+			if changeTypes != nil {
+				ct = changeTypes[i]
+			}
+			m.MetaSetMut(metaChangeType, changeTypeValue(ct))
 		}
-		m.MetaSetMut(metaChangeType, changeTypeValue(ct))
 		out[i-from] = m
 	}
 	if n > 0 && b.values == nil {
@@ -319,6 +326,9 @@ func (b *messageBuilder) buildArrow(bc *batchContext, rec arrow.RecordBatch, cha
 	m.MetaSetMut(metaOffset, bc.offsetMeta(firstOffset+int64(from)))
 	m.MetaSetMut(metaMessageID, b.messageID(bc, firstOffset+int64(from)))
 	m.MetaSetMut(metaLastOffset, bc.offsetMeta(firstOffset+int64(to-1)))
+	if !b.meta.pkTable {
+		return m, nil
+	}
 	if ct, ok := uniformChangeType(changeTypes, from, to); ok {
 		m.MetaSetMut(metaChangeType, changeTypeValue(ct))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/bench/benchtable"
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
@@ -74,33 +75,33 @@ func BenchmarkBuildArrow(b *testing.B) {
 }
 
 // BenchmarkMessageMeta compares ways of building a message per row with the
-// metadata of the json payload, without encoding anything (per row): a
-// table's 9 keys, a partitioned table's 11, and 8 (a table's without
-// fluss_table_id), the most a small Go map holds: Benthos keeps metadata in
-// a map[string]any, which past 8 keys becomes a hash table (more
-// allocations, and a clone of it on every write to a shared copy).
+// metadata of the json payload, without encoding anything (per row): a log
+// table's 8 keys, the most a small Go map holds, a primary-key table's 9
+// (with fluss_change_type) and a partitioned one's 11: Benthos keeps
+// metadata in a map[string]any, which past 8 keys becomes a hash table
+// (more allocations, and a clone of it on every write to a shared copy).
 func BenchmarkMessageMeta(b *testing.B) {
 	payload := []byte(`{"id":1234567,"note":"abcdefghijklmnopqrstuvwxyz0123456789"}`)
-	shared := func(tableID, partitioned bool) [][2]any {
-		kv := [][2]any{{metaDatabase, "db"}, {metaTable, "t"}}
-		if tableID {
-			kv = append(kv, [2]any{metaTableID, int64(9)})
-		}
+	shared := func(partitioned bool) [][2]any {
+		kv := [][2]any{{metaDatabase, "db"}, {metaTable, "t"}, {metaTableID, int64(9)}}
 		if partitioned {
 			kv = append(kv, [2]any{metaPartition, "2026"}, [2]any{metaPartID, int64(12)})
 		}
 		return append(kv, [2]any{metaBucket, int64(3)}, [2]any{metaTimestamp, int64(1735689600000)}, [2]any{metaSchemaID, int64(1)})
 	}
-	perRow := func(m *service.Message, i int) {
-		m.MetaSetMut(metaOffset, int64(1000+i))
-		m.MetaSetMut(metaMessageID, "0x0000000a000000000003000000001000")
-		m.MetaSetMut(metaChangeType, changeTypeValues[0])
-	}
 	for _, c := range []struct {
-		name                 string
-		tableID, partitioned bool
-	}{{"8_keys", false, false}, {"table_9_keys", true, false}, {"partitioned_11_keys", true, true}} {
-		kv := shared(c.tableID, c.partitioned)
+		name            string
+		pk, partitioned bool
+	}{{"log_8_keys", false, false}, {"pk_9_keys", true, false}, {"pk_partitioned_11_keys", true, true}} {
+		kv := shared(c.partitioned)
+		pk := c.pk
+		perRow := func(m *service.Message, i int) {
+			m.MetaSetMut(metaOffset, int64(1000+i))
+			m.MetaSetMut(metaMessageID, "0x0000000a000000000003000000001000")
+			if pk {
+				m.MetaSetMut(metaChangeType, changeTypeValue(fluss.Insert))
+			}
+		}
 		b.Run(c.name+"/new_and_set", func(b *testing.B) {
 			b.ReportAllocs()
 			out := make(service.MessageBatch, 1024)

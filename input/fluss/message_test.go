@@ -77,9 +77,17 @@ func TestBuildJSONMessages(t *testing.T) {
 			t.Errorf("offset %v", got)
 		}
 		if meta(t, m, metaBucket) != int64(2) || meta(t, m, metaTableID) != int64(9) || meta(t, m, metaSchemaID) != int64(1) ||
-			meta(t, m, metaTimestamp) != int64(1700000000000) || meta(t, m, metaChangeType) != "+A" ||
+			meta(t, m, metaTimestamp) != int64(1700000000000) ||
 			meta(t, m, metaDatabase) != "db" || meta(t, m, metaTable) != "t" {
 			t.Errorf("metadata of message %d wrong", i)
+		}
+		// A log table's rows are all appends: no change type, and the 8
+		// keys left fit Go's smallest map.
+		if _, ok := m.MetaGetMut(metaChangeType); ok {
+			t.Error("fluss_change_type set on a log table's row")
+		}
+		if n := len(metaOf(t, m)); n != smallMetaKeys {
+			t.Errorf("message %d has %d metadata keys, want %d", i, n, smallMetaKeys)
 		}
 		if got, want := meta(t, m, metaMessageID), flussmeta.FormatMessageID(9, fluss.NoPartition, 2, int64(101+i)); got != want {
 			t.Errorf("message %d: fluss_message_id %v, want %s", i, got, want)
@@ -160,8 +168,11 @@ func TestBuildArrowIPC(t *testing.T) {
 		t.Fatalf("%d messages", len(msgs))
 	}
 	m := msgs[0]
-	if meta(t, m, metaOffset) != int64(52) || meta(t, m, metaLastOffset) != int64(56) || meta(t, m, metaChangeType) != "+A" {
+	if meta(t, m, metaOffset) != int64(52) || meta(t, m, metaLastOffset) != int64(56) {
 		t.Error("metadata wrong")
+	}
+	if _, ok := m.MetaGetMut(metaChangeType); ok {
+		t.Error("fluss_change_type set on a log table's message")
 	}
 	b, _ := m.AsBytes()
 	schema, recs := readIPC(t, b)
@@ -234,18 +245,30 @@ func metaOf(t *testing.T, m *service.Message) map[string]any {
 }
 
 // TestBuildJSONMetadataExact: each json message carries exactly its row's
-// metadata keys with their types, whether built key by key (tables without
-// partitions) or from a per-batch template (partitions), across chunks and
-// batches, and a change to one message's metadata leaves the others alone.
+// metadata keys with their types, whether built key by key (log tables
+// without partitions: 8 keys) or from a per-batch template (9 keys and
+// more: primary keys, partitions), across chunks and batches, and a change
+// to one message's metadata leaves the others alone.
 func TestBuildJSONMetadataExact(t *testing.T) {
 	s, as, rec := testRecord(t, memory.DefaultAllocator, 0, 6)
 	defer rec.Release()
-	for _, partitioned := range []bool{false, true} {
-		mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9, pkTable: true}, s, as, false)
+	for _, tc := range []struct{ pk, partitioned bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+		pk, partitioned := tc.pk, tc.partitioned
+		mb, err := newMessageBuilder(tableMeta{database: "db", table: "t", tableID: 9, pkTable: pk}, s, as, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cts := []fluss.ChangeType{fluss.Insert, fluss.UpdateBefore, fluss.UpdateAfter, fluss.Delete, fluss.Insert, fluss.Delete}
+		probe := bucketKey{partitionID: fluss.NoPartition}
+		if partitioned {
+			probe.partitionID = 1
+		}
+		if tmpl := mb.jsonTemplate(&batchContext{key: probe}); (tmpl == nil) != (!pk && !partitioned) {
+			t.Errorf("pk %v, partitioned %v: template %v", pk, partitioned, tmpl != nil)
+		}
+		var cts []fluss.ChangeType
+		if pk {
+			cts = []fluss.ChangeType{fluss.Insert, fluss.UpdateBefore, fluss.UpdateAfter, fluss.Delete, fluss.Insert, fluss.Delete}
+		}
 		var all []*service.Message
 		var wants []map[string]any
 		for batch := range 2 {
@@ -268,8 +291,11 @@ func TestBuildJSONMetadataExact(t *testing.T) {
 					want := map[string]any{
 						metaDatabase: "db", metaTable: "t", metaTableID: int64(9),
 						metaBucket: int64(batch), metaTimestamp: 1700000000000 + int64(batch), metaSchemaID: int64(1 + batch),
-						metaOffset: 100*int64(batch+1) + int64(row), metaChangeType: cts[row].String(),
+						metaOffset:    100*int64(batch+1) + int64(row),
 						metaMessageID: flussmeta.FormatMessageID(9, key.partitionID, key.bucket, 100*int64(batch+1)+int64(row)),
+					}
+					if pk {
+						want[metaChangeType] = cts[row].String()
 					}
 					if partitioned {
 						want[metaPartition] = bc.partition
@@ -284,7 +310,7 @@ func TestBuildJSONMetadataExact(t *testing.T) {
 			t.Helper()
 			for i, m := range all {
 				if got := metaOf(t, m); !reflect.DeepEqual(got, wants[i]) {
-					t.Errorf("partitioned %v, %s: message %d metadata\n got %#v\nwant %#v", partitioned, when, i, got, wants[i])
+					t.Errorf("pk %v, partitioned %v, %s: message %d metadata\n got %#v\nwant %#v", pk, partitioned, when, i, got, wants[i])
 				}
 			}
 		}

@@ -667,7 +667,8 @@ func (f *fixture) checkLog(t *testing.T, msgs []e2e.Message, cuts []map[uint32]u
 	pr := newProblems()
 	res := logResult{dupsByRun: make([]int, len(cuts)+1)}
 	seen := make(map[[16]byte]bool, logRows)
-	wantHeaders := "fluss_bucket,fluss_change_type,fluss_database,fluss_message_id,fluss_offset,fluss_schema_id,fluss_table,fluss_table_id,fluss_timestamp"
+	// A log table's rows carry no change type (they are all appends).
+	wantHeaders := "fluss_bucket,fluss_database,fluss_message_id,fluss_offset,fluss_schema_id,fluss_table,fluss_table_id,fluss_timestamp"
 	extra := f.logExtra()
 	// Per Iggy partition and Fluss bucket, the offsets of one run arrive in order.
 	type pb struct {
@@ -714,9 +715,6 @@ func (f *fixture) checkLog(t *testing.T, msgs []e2e.Message, cuts []map[uint32]u
 		}
 		if v, _ := headerString(m.Headers, "fluss_table"); v != f.log.name {
 			pr.add("fluss_table header", "id %s: %q", e2e.IDHex(m.ID), v)
-		}
-		if v, _ := headerString(m.Headers, "fluss_change_type"); v != "+A" {
-			pr.add("fluss_change_type header", "id %s: %q", e2e.IDHex(m.ID), v)
 		}
 		if v, ok := headerInt(m.Headers, "fluss_table_id"); !ok || v != f.log.id {
 			pr.add("fluss_table_id header", "id %s: %d", e2e.IDHex(m.ID), v)
