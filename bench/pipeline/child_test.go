@@ -194,9 +194,6 @@ func outputConfig(addr, stream string) string {
   message_id: '${! @fluss_message_id }'
   headers:
     include_prefixes: [ fluss_ ]
-  batching:
-    count: 1000
-    period: 50ms
 `, addr, stream)
 }
 
