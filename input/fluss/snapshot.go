@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -33,6 +34,17 @@ type snapshotRead struct {
 	snap      checkpointSnapshot
 	pos       int64 // rows handed out
 	reader    *fluss.SnapshotReader
+	// retries counts the times in a row the bucket's latest snapshot was
+	// the one that could not be read; it is opened again at retryAt.
+	retries int
+	retryAt time.Time
+}
+
+// snapshotRetryPause is the wait before opening again a snapshot that could
+// not be read because it was still the bucket's latest: from a second,
+// doubling, up to 30 s (the server replaces it when it takes its next one).
+func snapshotRetryPause(retries int) time.Duration {
+	return min(time.Second<<min(retries-1, 5), 30*time.Second)
 }
 
 // snapshotIDMark is added to a snapshot row's position in its message id:
@@ -45,6 +57,9 @@ const snapshotIDMark = int64(1) << 47
 func (w *worker) snapshotStep(ctx context.Context) error {
 	s := w.snapshots[0]
 	if s.reader == nil {
+		if wait, err := w.snapshotWait(ctx, s); wait || err != nil {
+			return err
+		}
 		if err := w.openSnapshot(ctx, s); err != nil {
 			return err
 		}
@@ -62,6 +77,27 @@ func (w *worker) snapshotStep(ctx context.Context) error {
 	}
 	defer rec.Release()
 	return w.sendSnapshotRows(ctx, s, rec)
+}
+
+// snapshotWait holds a snapshot back until its retryAt: wait is true while
+// there is time left and changelogs to poll meanwhile (the worker's loop
+// comes back after a short poll); with nothing else to do it sleeps.
+func (w *worker) snapshotWait(ctx context.Context, s *snapshotRead) (wait bool, err error) {
+	left := time.Until(s.retryAt)
+	if left <= 0 {
+		return false, nil
+	}
+	if len(w.produced) > 0 {
+		return true, nil
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return false, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
 }
 
 // sendSnapshotRows hands out the rows of one record of a snapshot as +I.
@@ -115,7 +151,7 @@ func (w *worker) openSnapshot(ctx context.Context, s *snapshotRead) error {
 	}
 	r, err := w.client.OpenKVSnapshot(ctx, w.info, snap, opts...)
 	if err == nil {
-		s.reader = r
+		s.reader, s.retries, s.retryAt = r, 0, time.Time{}
 		return nil
 	}
 	if !snapshotGone(err) {
@@ -171,10 +207,21 @@ func (w *worker) restartSnapshot(ctx context.Context, s *snapshotRead, why strin
 	}
 	for _, ls := range snaps {
 		if ls.Bucket.Bucket == s.key.bucket && ls.SnapshotID != fluss.NoSnapshot {
-			if newer && ls.SnapshotID == s.snap.ID {
+			same := ls.SnapshotID == s.snap.ID
+			if newer && same {
 				return false, nil
 			}
-			in.log.Warnf("%s: reading its latest snapshot %d from the start", why, ls.SnapshotID)
+			if same {
+				// Still the latest: opening it again at once would fail
+				// again, as fast as the server answers.
+				s.retries++
+				pause := snapshotRetryPause(s.retries)
+				s.retryAt = time.Now().Add(pause)
+				in.log.Warnf("%s: it is still the bucket's latest snapshot; reading it from the start in %s (attempt %d)", why, pause, s.retries+1)
+			} else {
+				s.retries, s.retryAt = 0, time.Time{}
+				in.log.Warnf("%s: reading its latest snapshot %d from the start", why, ls.SnapshotID)
+			}
 			s.snap, s.pos = checkpointSnapshot{ID: ls.SnapshotID, LogOffset: ls.LogOffset}, 0
 			in.cp.startSnapshot(s.key, s.partition, s.snap, 0)
 			return true, in.flushOnce(ctx) // before its rows, as at connect

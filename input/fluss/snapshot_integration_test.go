@@ -1,12 +1,19 @@
 package flussinput
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -411,4 +418,80 @@ func (s state) equal(want state) bool {
 		}
 	}
 	return true
+}
+
+// TestIntegrationSnapshotStillUnreadable: with on_unresumable_offset:
+// earliest, a bucket whose latest snapshot cannot be read (its files removed
+// from remote storage while the server still lists it, and the table left
+// unchanged so that no newer one comes) is opened again after a pause that
+// grows from a second, not as fast as the server answers.
+func TestIntegrationSnapshotStillUnreadable(t *testing.T) {
+	boot, c := cluster(t)
+	table := createTable(t, c, "unreadable", tableSpec{columns: "id BIGINT, name STRING, amount DOUBLE", primaryKey: []string{"id"}, buckets: 1})
+	java(t, "upsert", table, "--rows", "500", "--seed", "1")
+	snap := waitSnapshots(t, c, table)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	removeSnapshotFiles(ctx, t, c, snap)
+
+	logs := &lineCounter{substr: fmt.Sprintf("snapshot %d, read to row 0, no longer exists", snap.SnapshotID)}
+	mgr := service.MockResources(service.MockResourcesOptAddCache("offs"),
+		service.MockResourcesOptUseLogger(service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(logs, nil)))))
+	start := time.Now()
+	in := connectInput(t, boot, table, "start_offset: snapshot\non_unresumable_offset: earliest\nmax_batch_rows: 100\n", mgr)
+	rctx, rcancel := context.WithTimeout(ctx, 7500*time.Millisecond)
+	defer rcancel()
+	if b, _, err := in.ReadBatch(rctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ReadBatch gave %d messages and %v, want nothing until its deadline", len(b), err)
+	}
+	elapsed := time.Since(start)
+	// Attempts at 0, 1, 3 and 7 s (pauses of 1, 2, 4, 8 ... 30 s); before
+	// the pause, thousands.
+	n := logs.count()
+	if limit := 2 + int(math.Log2(1+elapsed.Seconds())); n < 2 || n > limit {
+		t.Errorf("snapshot %d was found unreadable %d times in %s, want 2 to %d", snap.SnapshotID, n, elapsed.Round(time.Millisecond), limit)
+	}
+	t.Logf("snapshot %d found unreadable %d times in %s", snap.SnapshotID, n, elapsed.Round(time.Millisecond))
+}
+
+// removeSnapshotFiles deletes the files of a KV snapshot from the cluster's
+// remote storage, which must be a local directory.
+func removeSnapshotFiles(ctx context.Context, t *testing.T, c *fluss.Client, snap fluss.KVSnapshot) {
+	t.Helper()
+	files, err := c.KVSnapshotFiles(ctx, snap.Bucket, snap.SnapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files.Files) == 0 {
+		t.Fatalf("snapshot %d lists no files", snap.SnapshotID)
+	}
+	for _, f := range files.Files {
+		u, err := url.Parse(f.RemotePath)
+		if err != nil || (u.Scheme != "file" && u.Scheme != "") {
+			t.Fatalf("snapshot file %s is not on a local path (%v): this test needs the cluster's remote.data.dir on local disk", f.RemotePath, err)
+		}
+		if err := os.Remove(u.Path); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// lineCounter is an io.Writer that counts the log lines holding substr.
+type lineCounter struct {
+	mu     sync.Mutex
+	substr string
+	n      int
+}
+
+func (l *lineCounter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n += bytes.Count(p, []byte(l.substr))
+	return len(p), nil
+}
+
+func (l *lineCounter) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
 }
