@@ -33,6 +33,7 @@ type messageBuilder struct {
 	ids     *fieldExec // nil: the server assigns ids
 
 	kv     []metaKV
+	order  headerOrder
 	arena  []byte
 	expect int // messages in the batch, to size the arena
 
@@ -140,18 +141,14 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 	if len(b.kv) == 0 {
 		return nil, nil
 	}
-	// Insertion sort: a handful of keys, often nearly in order.
-	kv := b.kv
-	for i := 1; i < len(kv); i++ {
-		for j := i; j > 0 && kv[j].key < kv[j-1].key; j-- {
-			kv[j], kv[j-1] = kv[j-1], kv[j]
-		}
+	kv, same := b.order.place(b.kv)
+	if !same {
+		kv = sortHeaders(b.kv)
+		b.order.remember(kv)
 	}
 	start := len(b.arena)
-	for _, h := range b.kv {
-		b.arena = append(b.arena, byte(iggy.HeaderString))
-		b.arena = binary.LittleEndian.AppendUint32(b.arena, uint32(len(h.key)))
-		b.arena = append(b.arena, h.key...)
+	for j, h := range kv {
+		b.arena = append(b.arena, b.order.key(j)...)
 		kindAt := len(b.arena)
 		b.arena = append(b.arena, 0, 0, 0, 0, 0) // kind and length, set below
 		kind := appendHeaderValue(&b.arena, msg, h.key, h.v)
@@ -165,7 +162,7 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 	}
 	if size := len(b.arena) - start; size > maxUserHeadersBytes {
 		b.arena = b.arena[:start]
-		return nil, fmt.Errorf("%d headers take %d bytes: Iggy accepts at most %d bytes of user headers", len(b.kv), size, maxUserHeadersBytes)
+		return nil, fmt.Errorf("%d headers take %d bytes: Iggy accepts at most %d bytes of user headers", len(kv), size, maxUserHeadersBytes)
 	}
 	if start == 0 && b.expect > 1 {
 		// Room for the rest of the batch at this message's size (at most
@@ -178,6 +175,16 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 		b.arena = grown
 	}
 	return b.arena[start:len(b.arena):len(b.arena)], nil
+}
+
+// sortHeaders sorts kv by key with an insertion sort (a handful of keys).
+func sortHeaders(kv []metaKV) []metaKV {
+	for i := 1; i < len(kv); i++ {
+		for j := i; j > 0 && kv[j].key < kv[j-1].key; j-- {
+			kv[j], kv[j-1] = kv[j-1], kv[j]
+		}
+	}
+	return kv
 }
 
 // appendHeaderValue appends one metadata value in the Iggy header kind that
@@ -271,8 +278,8 @@ func ParseMessageID(s string) (id [16]byte, err error) {
 			// overlong value being refused, not shifted into a valid id.
 			return id, fmt.Errorf("%q has more than 32 hex digits (128 bits)", s)
 		}
-		for _, c := range hex {
-			d, ok := hexDigit(c)
+		for i := range len(hex) {
+			d, ok := hexDigit(hex[i])
 			if !ok {
 				return id, fmt.Errorf("%q is not a hex number", s)
 			}
@@ -336,14 +343,14 @@ func isDecimal(s string) bool {
 	return s != ""
 }
 
-func hexDigit(c rune) (byte, bool) {
+func hexDigit(c byte) (byte, bool) {
 	switch {
 	case c >= '0' && c <= '9':
-		return byte(c - '0'), true
+		return c - '0', true
 	case c >= 'a' && c <= 'f':
-		return byte(c-'a') + 10, true
+		return c - 'a' + 10, true
 	case c >= 'A' && c <= 'F':
-		return byte(c-'A') + 10, true
+		return c - 'A' + 10, true
 	}
 	return 0, false
 }
