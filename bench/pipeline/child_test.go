@@ -194,6 +194,7 @@ func outputConfig(addr, stream string) string {
   message_id: '${! @fluss_message_id }'
   headers:
     include_prefixes: [ fluss_ ]
+  max_in_flight: 4
 `, addr, stream)
 }
 

@@ -104,8 +104,12 @@ routed elsewhere with a ` + "`fallback`" + ` or ` + "`switch`" + ` output. Nothi
 ` + "`max_in_flight`" + ` batches are written in parallel, each on its own TCP connection from a
 pool of at most that many logged-in connections (an Iggy connection runs one request at a time).
 With ` + "`max_in_flight`" + ` above 1, batches can reach a partition in a different order than
-they left the input; keep the default of 1 when the order within a partition matters, and set
-` + "`pipeline.threads: 1`" + ` too, since several processing threads may also reorder batches.
+they left the input. The ` + "`fluss`" + ` input's ` + "`ordering: bucket`" + ` (its default) never has two
+batches of one bucket out at once, so each bucket's rows keep their order whatever this field and
+` + "`pipeline.threads`" + `, as long as batches reach this output whole: batch in the input, not with this
+output's ` + "`batching`" + `, which re-cuts them (as ` + "`config/fluss_to_iggy.yaml`" + ` does, with
+` + "`max_in_flight: 4`" + `). With other inputs keep the default of 1, and ` + "`pipeline.threads: 1`" + `, when the
+order within a partition matters.
 
 If the server is down at start-up, or refuses the login, the output keeps retrying with a backoff
 that doubles from 1s to 30s, with one log line per attempt. Every request, including the login, is
