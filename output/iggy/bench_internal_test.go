@@ -64,7 +64,9 @@ func BenchmarkGroupBatch(b *testing.B) {
 				if o.conf.partitioning == partitioningKey {
 					parts = func(string, string) (uint32, error) { return 4, nil }
 				}
-				groups, err := o.groupBatch(batch, parts, func(i int, err error) { b.Fatal(err) })
+				mb := o.builders.get(o.conf.headers, o.messageIDs(batch), len(batch))
+				groups, err := o.groupBatch(mb, batch, parts, func(i int, err error) { b.Fatal(err) })
+				o.builders.put(mb)
 				if err != nil || len(groups) == 0 {
 					b.Fatal("no groups")
 				}

@@ -55,6 +55,43 @@ func newMessageBuilder(headers *service.MetadataFilter, ids *fieldExec, messages
 	return &messageBuilder{headers: headers, ids: ids, expect: messages}
 }
 
+// maxKeptBuffer caps the payload and header buffers a builder keeps for the
+// next batch; a batch that needed more lets its buffers go.
+const maxKeptBuffer = 8 << 20
+
+// builderPool keeps the builders of finished batches, with their buffers,
+// for the next batches (up to max_in_flight of them): a batch's payloads and
+// headers then go into memory that is neither allocated nor zeroed again,
+// and its headers into the key order the last batch left.
+type builderPool chan *messageBuilder
+
+// get returns a builder for a batch of messages with the given ids.
+func (p builderPool) get(headers *service.MetadataFilter, ids *fieldExec, messages int) *messageBuilder {
+	select {
+	case b := <-p:
+		b.ids, b.expect = ids, messages
+		b.payloads, b.arena = b.payloads[:0], b.arena[:0]
+		return b
+	default:
+		return newMessageBuilder(headers, ids, messages)
+	}
+}
+
+// put takes back the builder of a batch whose messages are sent (or will
+// not be): nothing refers to its buffers any more.
+func (p builderPool) put(b *messageBuilder) {
+	if cap(b.payloads) > maxKeptBuffer || cap(b.arena) > maxKeptBuffer {
+		return
+	}
+	b.ids = nil // it refers to the batch
+	clear(b.kv[:cap(b.kv)])
+	clear(b.order.placed)
+	select {
+	case p <- b:
+	default:
+	}
+}
+
 // build turns message i of the batch into an Iggy message, checking every
 // rule the server would enforce so that a message Iggy can never accept is
 // rejected on its own with an error that names the rule.
@@ -111,11 +148,11 @@ func (b *messageBuilder) payload(msg *service.Message) ([]byte, error) {
 		return nil, fmt.Errorf("serialising the structured payload: %w", err)
 	}
 	n := len(b.payloads)
-	if start == 0 && b.expect > 1 {
+	if want := min(n*b.expect+n/2, max(2*n, maxArenaHint*8)); start == 0 && b.expect > 1 && cap(b.payloads) < want {
 		// Room for the rest of the batch at this message's size; a later
 		// append that grows the buffer copies it, leaving the payloads
 		// handed out where they are.
-		grown := make([]byte, n, min(n*b.expect+n/2, max(2*n, maxArenaHint*8)))
+		grown := make([]byte, n, want)
 		copy(grown, b.payloads)
 		b.payloads = grown
 	}
@@ -164,12 +201,11 @@ func (b *messageBuilder) userHeaders(msg *service.Message) ([]byte, error) {
 		b.arena = b.arena[:start]
 		return nil, fmt.Errorf("%d headers take %d bytes: Iggy accepts at most %d bytes of user headers", len(kv), size, maxUserHeadersBytes)
 	}
-	if start == 0 && b.expect > 1 {
+	if n := len(b.arena); start == 0 && b.expect > 1 && cap(b.arena) < min(n*b.expect+n/2, max(n, maxArenaHint)) {
 		// Room for the rest of the batch at this message's size (at most
 		// maxArenaHint), so the arena rarely grows. A later append that
 		// does grow it copies it, leaving the blocks handed out where
 		// they are.
-		n := len(b.arena)
 		grown := make([]byte, n, min(n*b.expect+n/2, max(n, maxArenaHint)))
 		copy(grown, b.arena)
 		b.arena = grown

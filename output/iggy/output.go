@@ -41,6 +41,7 @@ type Output struct {
 	maxInFlight int
 	topics      topicCache    // partition counts for messages_key and flushes
 	creating    chan struct{} // held while a connection creates a keyed topic
+	builders    builderPool
 	left        undelivered
 	inFlight    atomic.Int64 // messages inside WriteBatch
 	unwatch     func()
@@ -61,6 +62,7 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 		batchPolicy: c.batchPolicy,
 		maxInFlight: c.maxInFlight,
 		creating:    make(chan struct{}, 1),
+		builders:    make(builderPool, c.maxInFlight),
 		bytesOut:    mgr.Metrics().NewCounter("iggy_output_bytes"),
 	}
 	o.bytesOut.Incr(0) // exported from the start, so that rate() has a series
@@ -157,7 +159,9 @@ func (o *Output) writeBatch(ctx context.Context, batch service.MessageBatch) err
 	}
 	var failed []failure
 	fail := func(i int, err error) { failed = append(failed, failure{i, err}) }
-	groups, err := o.sendBatch(ctx, c, batch, fail)
+	mb := o.builders.get(o.conf.headers, o.messageIDs(batch), len(batch))
+	defer o.builders.put(mb) // after deliveredBytes, the last reader of the payloads
+	groups, err := o.sendBatch(ctx, c, mb, batch, fail)
 	if err == nil && o.conf.ackAfter != ackAfterSend {
 		err = o.flush(ctx, c, groups)
 	}
@@ -173,16 +177,25 @@ func (o *Output) writeBatch(ctx context.Context, batch service.MessageBatch) err
 	return batchError(batch, failed)
 }
 
+// messageIDs evaluates message_id for the batch; nil when the server
+// assigns ids.
+func (o *Output) messageIDs(batch service.MessageBatch) *fieldExec {
+	if o.conf.messageID.InterpolatedString == nil {
+		return nil
+	}
+	return o.conf.messageID.forBatch(batch)
+}
+
 // sendBatch groups the batch and sends every group; it returns the groups
 // and only a connection failure.
-func (o *Output) sendBatch(ctx context.Context, c *iggy.Conn, batch service.MessageBatch, fail func(int, error)) ([]*group, error) {
+func (o *Output) sendBatch(ctx context.Context, c *iggy.Conn, mb *messageBuilder, batch service.MessageBatch, fail func(int, error)) ([]*group, error) {
 	var partitions partitionsFunc
 	if o.conf.partitioning == partitioningKey {
 		partitions = func(stream, topic string) (uint32, error) {
 			return o.keyedPartitions(ctx, c, stream, topic)
 		}
 	}
-	groups, err := o.groupBatch(batch, partitions, fail)
+	groups, err := o.groupBatch(mb, batch, partitions, fail)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +248,7 @@ type partitionsFunc func(stream, topic string) (uint32, error)
 // the key, seed 0, modulo the partition count), so that a batch needs one
 // request per partition instead of one per key. The only error returned is
 // a failed connection.
-func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFunc, fail func(int, error)) ([]*group, error) {
+func (o *Output) groupBatch(mb *messageBuilder, batch service.MessageBatch, partitions partitionsFunc, fail func(int, error)) ([]*group, error) {
 	r := o.newRouter(batch, partitions)
 	// First every message's group, then the messages into groups sized
 	// for them.
@@ -252,17 +265,12 @@ func (o *Output) groupBatch(batch service.MessageBatch, partitions partitionsFun
 		dests[i] = g
 		g.size++
 	}
-	return o.fill(batch, r.groups, dests, fail), nil
+	return o.fill(mb, batch, r.groups, dests, fail), nil
 }
 
 // fill builds each routed message into its group and returns the groups
 // that got any.
-func (o *Output) fill(batch service.MessageBatch, groups, dests []*group, fail func(int, error)) []*group {
-	var ids *fieldExec
-	if o.conf.messageID.InterpolatedString != nil {
-		ids = o.conf.messageID.forBatch(batch)
-	}
-	mb := newMessageBuilder(o.conf.headers, ids, len(batch))
+func (o *Output) fill(mb *messageBuilder, batch service.MessageBatch, groups, dests []*group, fail func(int, error)) []*group {
 	for _, g := range groups {
 		g.idx = make([]int, 0, g.size)
 		g.msgs = make([]iggy.Message, 0, g.size)
