@@ -25,7 +25,8 @@ import (
 // many rows of that snapshot were acknowledged (a restart skips them); L
 // or more is a changelog offset. The worker reads one bucket's snapshot at
 // a time (one snapshot's files on disk), before subscribing its changelog,
-// so a key's snapshot row always comes before its later changes.
+// so a key's snapshot row always comes before its later changes; a bucket
+// whose snapshot waits to be opened again lets the others' go first.
 
 // snapshotRead is a bucket in its snapshot phase.
 type snapshotRead struct {
@@ -55,7 +56,7 @@ const snapshotIDMark = int64(1) << 47
 // snapshotStep opens the current snapshot or hands out its next rows; at
 // its end it starts the bucket's changelog.
 func (w *worker) snapshotStep(ctx context.Context) error {
-	s := w.snapshots[0]
+	s := w.nextSnapshot()
 	if s.reader == nil {
 		if wait, err := w.snapshotWait(ctx, s); wait || err != nil {
 			return err
@@ -77,6 +78,31 @@ func (w *worker) snapshotStep(ctx context.Context) error {
 	}
 	defer rec.Release()
 	return w.sendSnapshotRows(ctx, s, rec)
+}
+
+// nextSnapshot moves to the head of the queue the snapshot to read now:
+// the head while it is open, else the first not waiting to be opened again,
+// else the one due first. A snapshot that cannot be read so holds back no
+// other bucket (each bucket's changelog still follows its own snapshot).
+func (w *worker) nextSnapshot() *snapshotRead {
+	q := w.snapshots
+	if q[0].reader != nil {
+		return q[0]
+	}
+	now, next := time.Now(), 0
+	for i, s := range q {
+		if !s.retryAt.After(now) {
+			next = i
+			break
+		}
+		if s.retryAt.Before(q[next].retryAt) {
+			next = i
+		}
+	}
+	s := q[next]
+	copy(q[1:next+1], q[:next])
+	q[0] = s
+	return s
 }
 
 // snapshotWait holds a snapshot back until its retryAt: wait is true while
