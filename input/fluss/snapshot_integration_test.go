@@ -183,22 +183,12 @@ func TestIntegrationStartFromSnapshot(t *testing.T) {
 		snapRows := 0
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		for {
-			b, ack, err := second.ReadBatch(ctx)
-			if errors.Is(err, service.ErrEndOfInput) {
-				break
+		readEach(ctx, t, second, service.ErrEndOfInput, func(m *service.Message) {
+			if _, ok := m.MetaGetMut(metaSnapshotID); ok {
+				snapRows++
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range b {
-				if _, ok := m.MetaGetMut(metaSnapshotID); ok {
-					snapRows++
-				}
-				s.apply(t, rowOf(t, m))
-			}
-			_ = ack(ctx, nil)
-		}
+			s.apply(t, rowOf(t, m))
+		})
 		if snapRows >= 2500 {
 			t.Errorf("the restart read %d snapshot rows: it did not resume", snapRows)
 		}
@@ -448,19 +438,9 @@ func TestIntegrationSnapshotStillUnreadable(t *testing.T) {
 	rctx, rcancel := context.WithTimeout(ctx, 7500*time.Millisecond)
 	defer rcancel()
 	rows := map[int64]int{}
-	for {
-		b, ack, err := in.ReadBatch(rctx)
-		if errors.Is(err, context.DeadlineExceeded) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range b {
-			rows[meta(t, m, metaBucket).(int64)]++
-		}
-		_ = ack(ctx, nil)
-	}
+	readEach(rctx, t, in, context.DeadlineExceeded, func(m *service.Message) {
+		rows[meta(t, m, metaBucket).(int64)]++
+	})
 	elapsed := time.Since(start)
 	if rows[0] != 0 || rows[1] == 0 {
 		t.Errorf("read %d rows of bucket 0 (snapshot unreadable) and %d of bucket 1, want none and its snapshot's", rows[0], rows[1])
@@ -472,6 +452,25 @@ func TestIntegrationSnapshotStillUnreadable(t *testing.T) {
 		t.Errorf("snapshot %d was found unreadable %d times in %s, want 2 to %d", snap.SnapshotID, n, elapsed.Round(time.Millisecond), limit)
 	}
 	t.Logf("snapshot %d found unreadable %d times in %s; %d rows of bucket 1 read meanwhile", snap.SnapshotID, n, elapsed.Round(time.Millisecond), rows[1])
+}
+
+// readEach reads batches until ReadBatch fails with end, calling fn on
+// every message and acknowledging every batch; any other error fails t.
+func readEach(ctx context.Context, t *testing.T, in *input, end error, fn func(*service.Message)) {
+	t.Helper()
+	for {
+		b, ack, err := in.ReadBatch(ctx)
+		if errors.Is(err, end) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range b {
+			fn(m)
+		}
+		_ = ack(context.Background(), nil)
+	}
 }
 
 // removeSnapshotFiles deletes the files of a KV snapshot from the cluster's
