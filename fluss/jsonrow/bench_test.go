@@ -76,6 +76,9 @@ func benchmarkEncode(b *testing.B, columns string, rowsOf func(int) [][]any) {
 // op = Bind + 4096 rows (allocs/op are Bind's, per batch, none per row).
 func BenchmarkEncode(b *testing.B) { benchmarkEncode(b, mixed10, mixed10Rows) }
 
+// BenchmarkEncodeBenchTable does the same for bench/benchtable's table.
+func BenchmarkEncodeBenchTable(b *testing.B) { benchmarkEncode(b, benchTable, benchTableRows) }
+
 // BenchmarkEncodeAllTypes does the same for a 30-column table of every type.
 func BenchmarkEncodeAllTypes(b *testing.B) { benchmarkEncode(b, allTypes, allTypesRows) }
 

@@ -24,31 +24,22 @@ var plainASCII = func() (t [utf8.RuneSelf]bool) {
 // is replaced by U+FFFD exactly as Java decodes it (see invalidUTF8Len).
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
+	start, i := 0, 0
+	for {
+		// Plain ASCII is copied in runs: skipped 8 bytes at a time, then
+		// byte by byte up to the next byte that needs a look.
+		for i+8 <= len(s) && plain8(load64(s, i)) {
+			i += 8
+		}
+		for i < len(s) && s[i] < utf8.RuneSelf && plainASCII[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if plainASCII[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
+			dst = appendEscaped(append(dst, s[start:i]...), c)
 			i++
 			start = i
 			continue
@@ -65,6 +56,43 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendEscaped appends the escape of ASCII byte c, '"', '\\' or a control
+// character.
+func appendEscaped(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}
+
+// load64 returns the 8 bytes of s at i as a little-endian word (one load).
+func load64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// plain8 reports whether all 8 bytes of x are plain ASCII (plainASCII):
+// none has its high bit set, is below 0x20, or is '"' or '\'. Each test
+// is exact for the word as a whole (not for which byte it flags).
+func plain8(x uint64) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & high }
+	control := (x - 0x20*ones) &^ x & high
+	return x&high|control|hasZero(x^'"'*ones)|hasZero(x^'\\'*ones) == 0
 }
 
 // invalidUTF8Len returns how many bytes of the ill-formed UTF-8 sequence at

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,4 +97,49 @@ func FuzzAppendFloat(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPlain8 checks the word test of appendString's fast path against
+// plainASCII: every byte value at every position of words otherwise plain,
+// and random words.
+func TestPlain8(t *testing.T) {
+	want := func(w [8]byte) bool {
+		for _, c := range w {
+			if c >= utf8.RuneSelf || !plainASCII[c] {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(w [8]byte) {
+		t.Helper()
+		if got := plain8(load64(string(w[:]), 0)); got != want(w) {
+			t.Fatalf("plain8(%q) = %v", w[:], got)
+		}
+	}
+	for _, fill := range []byte{' ', '!', '#', '[', ']', 'a', '~', 0x7f} {
+		for p := 0; p < 8; p++ {
+			for c := 0; c < 256; c++ {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[p] = byte(c)
+				check(w)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 1_000_000; n++ {
+		var w [8]byte
+		for i := range w {
+			// mostly printable, sometimes anything
+			if r.IntN(8) == 0 {
+				w[i] = byte(r.IntN(256))
+			} else {
+				w[i] = byte(0x20 + r.IntN(0x60))
+			}
+		}
+		check(w)
+	}
 }

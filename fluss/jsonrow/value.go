@@ -2,6 +2,7 @@ package jsonrow
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -96,13 +97,7 @@ func (v *Values) bindColumn(c int, n *node, arr arrow.Array) valueFn {
 		}
 	case types.KindChar, types.KindString:
 		if a, ok := arr.(*array.String); ok {
-			fn = func(i int) any {
-				// ValueBytes points into the batch's buffers: copy it.
-				if s := a.Value(i); utf8.ValidString(s) {
-					return v.strs.Box(v.text.String(unsafe.Slice(unsafe.StringData(s), len(s))))
-				}
-				return v.fromText(c, i)
-			}
+			fn = v.stringColumn(c, a)
 		}
 	}
 	if fn == nil {
@@ -117,6 +112,37 @@ func (v *Values) bindColumn(c int, n *node, arr arrow.Array) valueFn {
 		}
 		return fn(i)
 	}
+}
+
+// stringColumn returns the value function of a string column. Its values
+// point into the batch's buffers, which are released (and may be reused)
+// with the batch, so each is copied into the builder's own text; when the
+// column is all ASCII (checked once per batch) no value needs a UTF-8 check.
+func (v *Values) stringColumn(c int, a *array.String) valueFn {
+	ascii := a.Len() > 0 && isASCII(a.ValueBytes()) // an empty array may have no offsets
+	return func(i int) any {
+		if s := a.Value(i); ascii || utf8.ValidString(s) {
+			return v.strs.Box(v.text.String(unsafe.Slice(unsafe.StringData(s), len(s))))
+		}
+		return v.fromText(c, i)
+	}
+}
+
+// isASCII reports whether b holds only bytes below 0x80.
+func isASCII(b []byte) bool {
+	const high = 0x8080808080808080
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&high != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // fromText renders the canonical JSON of column c at row i and returns the

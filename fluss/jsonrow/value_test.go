@@ -200,3 +200,49 @@ func TestAnyWriterErrorOnRememberedKeys(t *testing.T) {
 		t.Fatalf("depth %d after the objects", w.depth)
 	}
 }
+
+// String columns: an all-ASCII one (no value checked for UTF-8) and one
+// with valid and invalid UTF-8 give the strings the canonical JSON decodes
+// to, and keep them after the batch is released.
+func TestValuesStrings(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cols, err := types.ParseColumns("ascii STRING, mixed STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := types.MustSchema(cols)
+	rows := [][]any{
+		{"plain", "é✓"},
+		{"quote \" back \\ tab \t nul \x00", "bad \xff\xfe end"},
+		{"", "\xed\xa0\x80 surrogate"},
+		{nil, nil},
+		{strings.Repeat("long ascii ", 20), "ok"},
+	}
+	rec := buildRecord(t, mem, s, rows)
+	enc, err := NewSchemaEncoder(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := NewValues(enc)
+	if err := vals.Bind(rec); err != nil {
+		t.Fatal(err)
+	}
+	var got, want []any
+	for i := range rows {
+		row := vals.Row(i)
+		for c, col := range cols {
+			got = append(got, row[col.Name])
+			want = append(want, decodeNumber(t, enc.AppendValue(nil, c, i)))
+		}
+	}
+	rec.Release()
+	for j := range got {
+		if got[j] != want[j] {
+			t.Errorf("row %d column %s: %q, canonical %q", j/2, cols[j%2].Name, got[j], want[j])
+		}
+	}
+	if got[2] != rows[1][0] || got[3] != "bad \uFFFD\uFFFD end" {
+		t.Errorf("row 1: %q, %q", got[2], got[3])
+	}
+}
