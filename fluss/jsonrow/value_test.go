@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/types"
@@ -31,21 +32,8 @@ func decodeNumber(t *testing.T, b []byte) any {
 func TestValuesAllTypes(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	cols, err := types.ParseColumns(allTypes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := types.MustSchema(cols)
-	rec := buildRecord(t, mem, s, allTypesRows(20))
+	cols, rec, enc, vals := boundValues(t, mem, allTypes, allTypesRows(20))
 	defer rec.Release()
-	enc, err := NewSchemaEncoder(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals := NewValues(enc)
-	if err := vals.Bind(rec); err != nil {
-		t.Fatal(err)
-	}
 	var w AnyWriter
 	for i := 0; i < int(rec.NumRows()); i++ {
 		row := vals.Row(i)
@@ -207,11 +195,6 @@ func TestAnyWriterErrorOnRememberedKeys(t *testing.T) {
 func TestValuesStrings(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	cols, err := types.ParseColumns("ascii STRING, mixed STRING")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := types.MustSchema(cols)
 	rows := [][]any{
 		{"plain", "é✓"},
 		{"quote \" back \\ tab \t nul \x00", "bad \xff\xfe end"},
@@ -219,15 +202,7 @@ func TestValuesStrings(t *testing.T) {
 		{nil, nil},
 		{strings.Repeat("long ascii ", 20), "ok"},
 	}
-	rec := buildRecord(t, mem, s, rows)
-	enc, err := NewSchemaEncoder(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals := NewValues(enc)
-	if err := vals.Bind(rec); err != nil {
-		t.Fatal(err)
-	}
+	cols, rec, enc, vals := boundValues(t, mem, "ascii STRING, mixed STRING", rows)
 	var got, want []any
 	for i := range rows {
 		row := vals.Row(i)
@@ -245,4 +220,27 @@ func TestValuesStrings(t *testing.T) {
 	if got[2] != rows[1][0] || got[3] != "bad \uFFFD\uFFFD end" {
 		t.Errorf("row 1: %q, %q", got[2], got[3])
 	}
+}
+
+// boundValues builds a record batch of rows with the given columns and a
+// Values bound to it; the caller releases the batch.
+func boundValues(t *testing.T, mem memory.Allocator, columns string, rows [][]any) ([]types.Column, arrow.RecordBatch, *Encoder, *Values) {
+	t.Helper()
+	cols, err := types.ParseColumns(columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := types.MustSchema(cols)
+	rec := buildRecord(t, mem, s, rows)
+	enc, err := NewSchemaEncoder(s)
+	if err != nil {
+		rec.Release()
+		t.Fatal(err)
+	}
+	vals := NewValues(enc)
+	if err := vals.Bind(rec); err != nil {
+		rec.Release()
+		t.Fatal(err)
+	}
+	return cols, rec, enc, vals
 }
