@@ -2,6 +2,7 @@ package jsonrow
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"strconv"
@@ -85,14 +86,33 @@ func load64(s string, i int) uint64 {
 		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 }
 
+// ones and high are a 64-bit word's bytes all 0x01 and all 0x80, for the
+// tests of 8 bytes at once below.
+const ones, high = 0x0101010101010101, 0x8080808080808080
+
 // plain8 reports whether all 8 bytes of x are plain ASCII (plainASCII):
 // none has its high bit set, is below 0x20, or is '"' or '\'. Each test
 // is exact for the word as a whole (not for which byte it flags).
 func plain8(x uint64) bool {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
 	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & high }
 	control := (x - 0x20*ones) &^ x & high
 	return x&high|control|hasZero(x^'"'*ones)|hasZero(x^'\\'*ones) == 0
+}
+
+// isASCII reports whether b holds only bytes below 0x80.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&high != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // invalidUTF8Len returns how many bytes of the ill-formed UTF-8 sequence at

@@ -143,3 +143,26 @@ func TestPlain8(t *testing.T) {
 		check(w)
 	}
 }
+
+// TestIsASCII puts one byte of 0x80 or more at every position of buffers
+// of every length up to 20 (the word loop and the tail).
+func TestIsASCII(t *testing.T) {
+	for n := 0; n <= 20; n++ {
+		b := []byte(strings.Repeat("~", n))
+		if !isASCII(b) {
+			t.Fatalf("%q: not ASCII", b)
+		}
+		for p := 0; p < n; p++ {
+			for _, c := range []byte{0x80, 0xc3, 0xff} {
+				b[p] = c
+				if isASCII(b) {
+					t.Fatalf("%q: ASCII", b)
+				}
+			}
+			b[p] = 0x7f
+			if !isASCII(b) {
+				t.Fatalf("%q: not ASCII", b)
+			}
+		}
+	}
+}

@@ -2,7 +2,6 @@ package jsonrow
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -126,23 +125,6 @@ func (v *Values) stringColumn(c int, a *array.String) valueFn {
 		}
 		return v.fromText(c, i)
 	}
-}
-
-// isASCII reports whether b holds only bytes below 0x80.
-func isASCII(b []byte) bool {
-	const high = 0x8080808080808080
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&high != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // fromText renders the canonical JSON of column c at row i and returns the
