@@ -18,14 +18,24 @@ import (
 // client id, the session of the login and a request number; replies echo
 // the request number and the operation and carry an error status.
 //
-// Sources: core/binary_protocol/src/consensus/header.rs (layouts),
-// operation.rs, core/sdk/src/{vsr,session}.rs (request numbering) and
-// core/server/src/dispatch.rs (how the server answers) at server-0.9.0-edge.5.
+// Request numbers follow the released Iggy 0.9.0 SDK (crate iggy 0.11.0,
+// src/vsr.rs encode_request_header and src/session.rs): the login carries
+// 0; every replicated operation, metadata and SendMessages alike, takes the
+// next number (1, 2, 3…), because the server deduplicates partition writes
+// by request number and answers a send that repeats one with an empty body
+// (iggy_binary_protocol 0.11.0, responses/messages/send_messages.rs);
+// NonReplicated requests (ping, reads, polls) carry the current number
+// without taking it. The pre-release server-0.9.0-edge.5 accepts the same.
+//
+// Sources: iggy_binary_protocol 0.11.0 (consensus/header.rs for the
+// layouts, consensus/operation.rs, batch.rs) and iggy 0.11.0 (vsr.rs,
+// session.rs), the crates of the Iggy 0.9.0 release; server-0.9.0-edge.5's
+// core/server/src/dispatch.rs for how a server answers.
 type v09 struct {
 	client  [16]byte // random, non-zero, new for each login
 	session uint64   // from the login reply; 0 before
-	// next is the request number the next replicated metadata operation
-	// takes (then next+1). Sends, reads and pings carry it unchanged.
+	// next is the request number the next replicated operation takes
+	// (then next+1). Pings, reads and polls carry it unchanged.
 	next uint64
 }
 
@@ -152,7 +162,8 @@ func v09Seal(b []byte, stamp bool) []byte {
 	return b
 }
 
-// claim returns the request number of a new metadata operation.
+// claim returns the request number of a new replicated operation
+// (metadata or a send).
 func (v *v09) claim() uint64 {
 	n := v.next
 	v.next++

@@ -53,7 +53,7 @@ func (v *v09) send(w *wire, b *Batch) ([]Appended, error) {
 	}
 	app, err := v09DecodeSendReply(body)
 	if err != nil {
-		return nil, fmt.Errorf("iggy at %s: send reply: %w", w.addr, err)
+		return nil, fmt.Errorf("iggy at %s: send request %d: %w", w.addr, v09le.Uint64(req[v09OffRequest:]), err)
 	}
 	return app, nil
 }
@@ -77,7 +77,7 @@ func (v *v09) encodeSend(w *wire, b *Batch) ([]byte, error) {
 	meta := b.Stream.wireLen() + b.Topic.wireLen() + 2 + len(b.Partitioning.Value) + 4
 	// Room past the request for the bytes the batch checksum covers.
 	buf := w.buf(n + v09BatchSummed + 4 + 8*count)
-	buf = v.appendHeader(buf, v09OpSendMessages, 0, v.next)
+	buf = v.appendHeader(buf, v09OpSendMessages, 0, v.claim())
 	buf = v09le.AppendUint32(buf, uint32(meta))
 	buf = b.Partitioning.appendTo(b.Topic.appendTo(b.Stream.appendTo(buf)))
 	buf = v09le.AppendUint32(buf, uint32(count))
@@ -155,11 +155,19 @@ func v09BatchSum(batch []byte, count int) uint64 {
 	return xxh3.Hash(s)
 }
 
+// errV09DuplicateSend is a send answered with an empty body: Iggy 0.9
+// answers so a request it classified as a duplicate of one it has seen,
+// and stores nothing of it. Every send takes a new request number, so the
+// batch is not in Iggy; the error is not a *ServerError, so the connection
+// is closed and its batch sent again on a new login.
+var errV09DuplicateSend = errors.New("answered with an empty body, which Iggy 0.9 gives a request it takes for a duplicate of an earlier one: the batch was not stored")
+
 // v09DecodeSendReply reads [count u32]{stream u32, topic u32, partition u32,
-// base offset u64}*; an empty body (or count 0) reports no offsets.
+// base offset u64}*. Count 0 is a stored batch whose offsets the server
+// does not report; an empty body is errV09DuplicateSend.
 func v09DecodeSendReply(b []byte) ([]Appended, error) {
 	if len(b) == 0 {
-		return nil, nil
+		return nil, errV09DuplicateSend
 	}
 	if len(b) < 4 {
 		return nil, fmt.Errorf("%d bytes, at least 4 expected", len(b))

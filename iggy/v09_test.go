@@ -218,9 +218,10 @@ func TestV09LoginRefused(t *testing.T) {
 	}
 }
 
-// TestV09RequestNumbers follows a session: metadata operations take 1, 2,
-// 3…; pings, reads and sends carry the number the next metadata operation
-// will take; every request carries the login's session.
+// TestV09RequestNumbers follows a session as the released 0.11.0 SDK
+// numbers it: replicated operations, metadata and sends alike, take 1, 2,
+// 3…; pings and reads carry the number the next one will take; every
+// request carries the login's session.
 func TestV09RequestNumbers(t *testing.T) {
 	var got [][]byte
 	rec := func(next t09Step) t09Step {
@@ -228,7 +229,7 @@ func TestV09RequestNumbers(t *testing.T) {
 	}
 	w := t09Serve(t, t09LoginReply(),
 		rec(t09Ok(nil)), rec(t09Ok(t09Framed(0, []byte("stream")))),
-		rec(t09Ok(tle.AppendUint32(nil, 0))),
+		rec(t09Ok(tle.AppendUint32(nil, 0))), rec(t09Ok(tle.AppendUint32(nil, 0))),
 		rec(func(req []byte) []byte { return t09Reply(req, 64, 0, t09Framed(0, nil)) }),
 		rec(t09Ok(nil)), rec(t09Ok(t09Framed(0, nil))))
 	v := newV09()
@@ -239,6 +240,7 @@ func TestV09RequestNumbers(t *testing.T) {
 		func() error { return v.ping(w) },
 		func() error { return v.createStream(w, "s") },
 		func() error { _, err := v.send(w, t09Batch(Balanced(), 1)); return err },
+		func() error { _, err := v.send(w, t09Batch(PartitionID(0), 1)); return err },
 		func() error { return v.createTopic(w, NumericID(0), TopicSpec{Name: "t", Partitions: 3}) },
 		func() error { _, err := v.getTopic(w, NumericID(0), NumericID(0)); return err },
 		func() error { return v.deleteStream(w, NumericID(0)) },
@@ -251,7 +253,7 @@ func TestV09RequestNumbers(t *testing.T) {
 	want := []struct {
 		op  uint8
 		req uint64
-	}{{2, 1}, {128, 1}, {160, 2}, {132, 2}, {2, 3}, {130, 3}}
+	}{{2, 1}, {128, 1}, {160, 2}, {160, 3}, {132, 4}, {2, 5}, {130, 5}}
 	for i, r := range got {
 		if r[176] != want[i].op || tle.Uint64(r[168:]) != want[i].req || tle.Uint64(r[184:]) != 42 {
 			t.Errorf("request %d: op %d number %d session %d, want op %d number %d session 42",
@@ -317,8 +319,8 @@ func TestV09TransientRetry(t *testing.T) {
 		t09Capture(&second, t09Ok(t09Framed(0, nil))),
 		func(req []byte) []byte { return t09Reply(req, 0, 0, t09Framed(57, nil)) },
 		t09Ok(t09Framed(0, nil)),
-		func(req []byte) []byte { return t09Reply(req, 0, 58, nil) },
-		t09Ok(nil),
+		t09Capture(&first, func(req []byte) []byte { return t09Reply(req, 0, 58, nil) }),
+		t09Capture(&second, t09Ok(tle.AppendUint32(nil, 0))),
 		func(req []byte) []byte { return t09Reply(req, 0, 57, nil) })
 	v := t09LoggedIn()
 	if err := v.createStream(w, "s"); err != nil {
@@ -332,6 +334,9 @@ func TestV09TransientRetry(t *testing.T) {
 	}
 	if _, err := v.send(w, t09Batch(Balanced(), 2)); err != nil {
 		t.Fatalf("send after 58: %v", err)
+	}
+	if !bytes.Equal(first, second) || tle.Uint64(second[168:]) != 3 {
+		t.Fatalf("a send refused with 58 goes again as it was, request number included (3): %d then %d", tle.Uint64(first[168:]), tle.Uint64(second[168:]))
 	}
 	if _, err := v.send(w, t09Batch(Balanced(), 2)); CodeOf(err) != 57 {
 		t.Fatalf("a send answered 57 is not sent again: %v", err)
@@ -502,16 +507,24 @@ func TestV09SendReply(t *testing.T) {
 		body = tle.AppendUint32(tle.AppendUint32(tle.AppendUint32(body, uint32(e[0])), uint32(e[1])), uint32(e[2]))
 		body = tle.AppendUint64(body, 100+e[2])
 	}
-	w := t09Serve(t, t09Ok(body), t09Ok(nil))
+	w := t09Serve(t, t09Ok(body), t09Ok(tle.AppendUint32(nil, 0)), t09Ok(nil))
 	v := t09LoggedIn()
 	app, err := v.send(w, t09Batch(Balanced(), 1))
 	if err != nil || len(app) != 2 || app[1] != (Appended{Partition: 3, BaseOffset: 103}) || app[0] != (Appended{0, 100}) {
 		t.Fatalf("%+v %v", app, err)
 	}
 	if app, err := v.send(w, t09Batch(Balanced(), 1)); err != nil || app != nil {
-		t.Fatalf("an empty reply reports no offsets: %+v %v", app, err)
+		t.Fatalf("count 0 is a stored batch without offsets: %+v %v", app, err)
 	}
-	for _, bad := range [][]byte{{1}, tle.AppendUint32(nil, 1), append(body, 0)} {
+	// An empty body is what a released 0.9.0 server answers a send it
+	// took for a duplicate: nothing was stored, so it must not read as
+	// success, and it is no *ServerError (the Conn closes and the batch is
+	// sent again on a new login).
+	_, err = v.send(w, t09Batch(Balanced(), 1))
+	if !errors.Is(err, errV09DuplicateSend) || CodeOf(err) != 0 || !strings.Contains(err.Error(), "send request 3") {
+		t.Fatalf("an empty reply: %v", err)
+	}
+	for _, bad := range [][]byte{{1}, tle.AppendUint32(nil, 1), append(body, 0), nil} {
 		if _, err := v09DecodeSendReply(bad); err == nil {
 			t.Errorf("% x decodes", bad)
 		}

@@ -20,7 +20,7 @@ type tclient struct {
 	c       net.Conn
 	id      u128   // 0.9 client id
 	session uint64 // 0.9 session
-	next    uint64 // 0.9 request number of the next metadata operation
+	next    uint64 // 0.9 request number of the next replicated operation
 	timeout time.Duration
 }
 
@@ -124,6 +124,9 @@ func (c *tclient) call09(op uint8, code uint32, body []byte) ([]byte, []byte, er
 	}
 	stamp := op != opNonReplicated && op < opPartitionPlaneBase
 	_ = c.c.SetDeadline(time.Now().Add(c.timeout))
+	if op != opNonReplicated && op != opRegister {
+		c.next++ // replicated operations, sends too, take a number each
+	}
 	if _, err := c.c.Write(request09Frame(c.id, op, code, req, session, body, stamp)); err != nil {
 		return nil, nil, err
 	}
@@ -144,7 +147,6 @@ func (c *tclient) call09(op uint8, code uint32, body []byte) ([]byte, []byte, er
 // strips its result section.
 func (c *tclient) meta09(op uint8, body []byte) ([]byte, error) {
 	_, rb, err := c.call09(op, 0, body)
-	c.next++
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,9 @@ const (
 	// is handled and answered normally.
 	FaultStall
 	// FaultFail answers the request with the error Fault.Code (no payload)
-	// without handling it.
+	// without handling it. On a 0.9 send, Code 0 is the answer a released
+	// Iggy 0.9.0 gives a send it took for a duplicate: status 0, an empty
+	// body, nothing stored.
 	FaultFail
 )
 
@@ -72,6 +74,13 @@ func (s *Server) Inject(f Fault) *FaultHandle {
 // sends the next one, without handling it (once).
 func (s *Server) DropAfter(cmd Command, n int) *FaultHandle {
 	return s.Inject(Fault{Command: cmd, Action: FaultDrop, After: n, Times: 1})
+}
+
+// AnswerSendsAsDuplicates lets after sends through, then answers the
+// next times sends (0.9) as a released 0.9.0 server answers a send it took
+// for a duplicate: status 0 and an empty body, without storing it.
+func (s *Server) AnswerSendsAsDuplicates(after, times int) *FaultHandle {
+	return s.Inject(Fault{Command: CmdSendMessages, Action: FaultFail, After: after, Times: times})
 }
 
 // Stall holds every request of cmd, unanswered, until the returned handle is

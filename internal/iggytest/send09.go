@@ -19,7 +19,9 @@ import (
 // on_request and convert_request_message): a target that does not
 // resolve is refused with status 20 (ResourceNotFound); a batch that does
 // not decode or verify (frame or batch checksum, count, length, reserved
-// bytes) is dropped without an answer. The reply body is
+// bytes) is dropped without an answer; a send whose request number its
+// client has used for a stored send already is a duplicate, answered with
+// status 0 and an empty body and not stored. The reply body is
 // [u32 count = 1][stream u32][topic u32][partition u32][base offset u64].
 
 // sendMeta09 is the decoded metadata section of a send.
@@ -87,6 +89,10 @@ func (s *Server) send09(c *conn, h reqHeader, body []byte) [][]byte {
 	defer s.mu.Unlock()
 	if t.partition(p.id) != p {
 		return nil // deleted meanwhile
+	}
+	if e := s.vsr.clients[c.vsrClient]; e != nil && e.duplicateSend(h.request) {
+		s.duplicateSends++
+		return [][]byte{reply09(h, c.transportID(), 0, s.vsr.op, opSendMessages, 0, 0)}
 	}
 	base := s.commitBatch09(t, p, m.batch, frames)
 	var e encoder

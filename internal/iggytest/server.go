@@ -86,21 +86,23 @@ type Options struct {
 type Server struct {
 	opts Options
 
-	mu           sync.Mutex // guards everything below
-	data         *store
-	users        []*user
-	tokens       []*token
-	conns        map[*conn]struct{}
-	ln           net.Listener
-	addr         string // resolved listen address, kept across Stop/Resume
-	running      bool
-	closed       bool
-	stopCh       chan struct{} // closed by Stop; a new one per Resume
-	faults       []*FaultHandle
-	counts       map[Command]int
-	keyedSends   int // sends with messages_key partitioning that reached a topic
-	nextClientID uint32
-	vsr          vsrState // sessions of the 0.9 front end
+	mu         sync.Mutex // guards everything below
+	data       *store
+	users      []*user
+	tokens     []*token
+	conns      map[*conn]struct{}
+	ln         net.Listener
+	addr       string // resolved listen address, kept across Stop/Resume
+	running    bool
+	closed     bool
+	stopCh     chan struct{} // closed by Stop; a new one per Resume
+	faults     []*FaultHandle
+	counts     map[Command]int
+	keyedSends int // sends with messages_key partitioning that reached a topic
+	// duplicateSends counts 0.9 sends answered as duplicates (nothing stored).
+	duplicateSends int
+	nextClientID   uint32
+	vsr            vsrState // sessions of the 0.9 front end
 
 	wg sync.WaitGroup // accept loop and connection goroutines
 }
@@ -394,6 +396,15 @@ func (s *Server) KeyedSendCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.keyedSends
+}
+
+// DuplicateSendCount returns how many 0.9 sends repeated a request number
+// their client had already had a send stored under, and were answered
+// with an empty body and not stored, as a released Iggy 0.9.0 does.
+func (s *Server) DuplicateSendCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.duplicateSends
 }
 
 // newConn makes the server's end of a connection.

@@ -24,6 +24,23 @@ type vsrClient struct {
 	conn      *conn  // the connection bound to it
 	watermark uint64 // the highest request number committed
 	replies   []cachedReply
+	// sent is the highest request number of a send stored for this
+	// client: a send that does not go above it is a duplicate.
+	sent uint64
+}
+
+// duplicateSend tells whether a send of request number req repeats one
+// this client has already had stored, and records req otherwise. A
+// released 0.9.0 server deduplicates partition writes by request number
+// (apache/iggy #3959) and answers a duplicate with an empty body
+// (iggy_binary_protocol 0.11.0, responses/messages/send_messages.rs); a
+// lockstep client's sends only go up, so this models it per client.
+func (e *vsrClient) duplicateSend(req uint64) bool {
+	if req <= e.sent {
+		return true
+	}
+	e.sent = req
+	return false
 }
 
 // cachedReply is a committed metadata reply kept for replays.

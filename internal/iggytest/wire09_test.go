@@ -172,11 +172,11 @@ func TestWire09Metadata(t *testing.T) {
 	}
 	// The same request again (same number, same bytes) is a replay: the
 	// cached reply, nothing created.
+	c.next--
 	hdr2, body2, err := c.call09(opCreateStream, 0, []byte{1, 's'})
 	if err != nil || !bytes.Equal(hdr, hdr2) || !bytes.Equal(body, body2) {
 		t.Fatalf("replay: %v", err)
 	}
-	c.next++
 	// Refusals: a committed one in the result section, a pre-consensus one
 	// as a status.
 	if _, err := c.meta09(opCreateStream, []byte{1, 's'}); !isStatus(err, CodeStreamNameAlreadyExists) {
@@ -270,7 +270,7 @@ func TestWire09Send(t *testing.T) {
 	for base := uint64(0); base < 4; base += 2 {
 		hdr, body, err := c.call09(opSendMessages, 0, sendBody09("s", "t", part1, b))
 		want := append(binary.LittleEndian.AppendUint32(nil, 1), 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0)
-		if err != nil || u64at(hdr, 200) != c.next || hdr[208] != opSendMessages ||
+		if err != nil || u64at(hdr, 200) != c.next-1 || hdr[208] != opSendMessages ||
 			!bytes.Equal(body, binary.LittleEndian.AppendUint64(want, base)) {
 			t.Fatalf("send: %v, body %x", err, body)
 		}
@@ -310,6 +310,46 @@ func TestWire09Send(t *testing.T) {
 		}
 	}
 	checkPoll09(t, c)
+}
+
+// TestWire09DuplicateSend: a send that repeats the request number of a
+// stored send of its client is answered as a released 0.9.0 server does,
+// status 0 with an empty body, and not stored; a send with a new number
+// and a send from another login are stored.
+func TestWire09DuplicateSend(t *testing.T) {
+	s := startT(t, Options{Version: Version09})
+	c := loginT(t, s)
+	setupT(t, c, 1)
+	body := sendBody09("s", "t", []byte{2, 4, 0, 0, 0, 0}, batch09(1, []msg09{{payload: []byte("a")}}))
+	send := func(req uint64) []byte {
+		t.Helper()
+		if _, err := c.c.Write(request09Frame(c.id, opSendMessages, 0, req, c.session, body, false)); err != nil {
+			t.Fatal(err)
+		}
+		hdr, rb, err := readFrame09(c.c)
+		if err != nil || u64at(hdr, 200) != req || binary.LittleEndian.Uint32(hdr[216:]) != 0 {
+			t.Fatalf("send %d: %v, header %x", req, err, hdr[200:220])
+		}
+		return rb
+	}
+	n := c.next
+	for i, tc := range []struct {
+		req    uint64
+		stored int
+	}{{n, 1}, {n, 1}, {n - 1, 1}, {n + 1, 2}} {
+		rb := send(tc.req)
+		if got := s.MessageCount("s", "t"); got != tc.stored || (len(rb) == 0) != (i == 1 || i == 2) {
+			t.Fatalf("send %d (request %d): %d stored, reply %x", i, tc.req, got, rb)
+		}
+	}
+	if s.DuplicateSendCount() != 2 {
+		t.Fatalf("%d duplicates counted", s.DuplicateSendCount())
+	}
+	c2 := loginT(t, s) // a new client id: a table entry of its own
+	c2.next = n
+	if _, _, err := c2.call09(opSendMessages, 0, body); err != nil || s.MessageCount("s", "t") != 3 {
+		t.Fatalf("another client's send: %v, %d stored", err, s.MessageCount("s", "t"))
+	}
 }
 
 // checkPoll09 polls offsets 1-2 of partition 1 (two stored batches of two):
