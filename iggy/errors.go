@@ -16,6 +16,7 @@ type ServerError struct {
 const (
 	CodeError                   uint32 = 1
 	CodeInvalidCommand          uint32 = 3
+	CodeInvalidFormat           uint32 = 4 // 0.9: also a login body of another protocol version
 	CodeFeatureUnavailable      uint32 = 5
 	CodeDisconnected            uint32 = 8
 	CodeResourceNotFound        uint32 = 20 // 0.9: a send to a missing stream, topic or partition

@@ -44,6 +44,15 @@ func (v *v09) login(w *wire, c Credentials) (ServerInfo, error) {
 	if errors.As(err, &ev) {
 		return ServerInfo{}, ev.loginError(w.addr)
 	}
+	if CodeOf(err) == CodeInvalidFormat {
+		// Our login body is well formed for protocol 0.11.0 (credentials
+		// checked above), so a server that cannot decode it most likely
+		// speaks another protocol version: server-0.9.0-edge.5 answered a
+		// protocol 0.12.2 login so, before any version check.
+		return ServerInfo{}, &UnsupportedServerError{Addr: w.addr, Server: "most likely a protocol other than " +
+			v09FormatProtocol(v09Protocol) + ": it refused a protocol " + v09FormatProtocol(v09Protocol) +
+			" login as InvalidFormat (status 4), as Iggy servers of other protocol versions (0.10 and later, or pre-releases) answer a login body they cannot decode"}
+	}
 	if err != nil {
 		return ServerInfo{}, err
 	}

@@ -163,7 +163,9 @@
 //
 // Version010 simulates a 0.10 server (protocol 0.12.0) for tests of refusal:
 // it answers 0.9-framed requests (ping works) but evicts every login whose
-// version prefix decodes with reason 14 and the window 0.12.0..0.12.0.
+// version prefix decodes with reason 14 and the window 0.12.0..0.12.0; with
+// Options.LoginInvalidFormat it answers them with status 4 (InvalidFormat)
+// and an empty body instead.
 //
 // Not modelled in 0.9 (status 3): consumer groups, users, purge, segments,
 // stats, snapshot, get client, describe options.

@@ -65,6 +65,9 @@ func (s *Server) register09(c *conn, h reqHeader, body []byte) [][]byte {
 		return evict09(h, EvictMalformedLogin)
 	}
 	lo, hi := s.protocolWindow()
+	if s.opts.Version == Version010 && s.opts.LoginInvalidFormat {
+		return s.deny09(c, h, CodeInvalidFormat)
+	}
 	if s.opts.Version == Version010 || protocol < lo || protocol>>10 > hi>>10 {
 		return [][]byte{eviction09(h.client, EvictIncompatibleProtocol, hi, lo)}
 	}

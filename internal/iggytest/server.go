@@ -53,6 +53,12 @@ type Options struct {
 	// Version08 (the default), Version09, or Version010 (a simulated 0.10
 	// server that refuses every login).
 	Version Version
+	// LoginInvalidFormat makes a Version010 server refuse logins with a
+	// reply of status 4 (InvalidFormat) and an empty body instead of an
+	// eviction, as a server of another protocol version answers a login
+	// body it cannot decode (server-0.9.0-edge.5 answered the protocol
+	// 0.12.2 SDK's login so: iggy-next-protocol notes §11).
+	LoginInvalidFormat bool
 	// MaxFrameSize caps the size of one request; a larger request closes the
 	// connection. Default 128 MiB with Version08, 64 MiB (a 0.9 server's
 	// [message_bus] max_message_size) otherwise.

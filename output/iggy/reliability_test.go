@@ -187,26 +187,39 @@ func TestUnsupportedServerStops(t *testing.T) {
 	if _, _, _, ok := realServer(); ok {
 		t.Skip("needs a simulated Iggy 0.10 server")
 	}
-	stop.Reset()
-	defer stop.Reset()
-	srv, err := iggytest.Start(iggytest.Options{Version: iggytest.Version010})
-	if err != nil {
-		t.Fatal(err)
+	// A 0.10 server evicts the login with its protocol window; a server
+	// that cannot decode the login body answers status 4 (InvalidFormat),
+	// which is reported as a likely version mismatch, not retried.
+	for name, tc := range map[string]struct {
+		invalidFormat bool
+		says          string
+	}{
+		"eviction":       {false, "protocol 0.12"},
+		"invalid_format": {true, "InvalidFormat (status 4)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			stop.Reset()
+			defer stop.Reset()
+			srv, err := iggytest.Start(iggytest.Options{Version: iggytest.Version010, LoginInvalidFormat: tc.invalidFormat})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			out, err := newOutput(fmt.Sprintf("address: %s\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\ntimeout: 2s", srv.Addr()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			err = out.Connect(ctxT(t, 10*time.Second))
+			if err == nil || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "this build speaks") {
+				t.Fatalf("Connect to a 0.10 server: %v", err)
+			}
+			if stop.Err() == nil {
+				t.Error("the output did not ask the process to stop")
+			}
+			t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
+		})
 	}
-	defer srv.Close()
-	out, err := newOutput(fmt.Sprintf("address: %s\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\ntimeout: 2s", srv.Addr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	err = out.Connect(ctxT(t, 10*time.Second))
-	if err == nil || !strings.Contains(err.Error(), "protocol 0.12") || !strings.Contains(err.Error(), "this build speaks") {
-		t.Fatalf("Connect to a 0.10 server: %v", err)
-	}
-	if stop.Err() == nil {
-		t.Error("the output did not ask the process to stop")
-	}
-	t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
 }
 
 // TestCloseReportsUndelivered: messages that could not be delivered because
