@@ -33,6 +33,7 @@ const (
 	CodeTopicNameNotFound       uint32 = 2011
 	CodeTopicNameAlreadyExists  uint32 = 2013
 	CodePartitionNotFound       uint32 = 3007
+	CodeUnsupportedOptionKey    uint32 = 4041 // 0.9: a topic or stream option the server does not know
 )
 
 func (e *ServerError) Error() string {

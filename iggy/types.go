@@ -181,6 +181,32 @@ type Topic struct {
 	Partitions    uint32
 	MessageExpiry uint64 // µs; 0 the server's default, math.MaxUint64 never
 	MaxTopicSize  uint64 // bytes; 0 the server's default, math.MaxUint64 unlimited
+	// Durability is the topic's durability option as Iggy 0.9.0 reports
+	// it ("replicated" or "persisted"); empty where the server has no such
+	// option (Iggy 0.8, 0.9 pre-releases).
+	Durability string
+}
+
+// Durability is how an Iggy 0.9 topic completes a send (its topic option
+// durability, iggy_common 0.11.0 types/options/durability.rs).
+type Durability uint8
+
+const (
+	// DurabilityReplicated, the default, answers a send once it is
+	// committed, possibly only in memory: a crash of the server can lose
+	// acknowledged messages.
+	DurabilityReplicated Durability = iota
+	// DurabilityPersisted answers a send once its messages are on stable
+	// storage as well.
+	DurabilityPersisted
+)
+
+// String is the option's value on the wire.
+func (d Durability) String() string {
+	if d == DurabilityPersisted {
+		return "persisted"
+	}
+	return "replicated"
 }
 
 // TopicSpec is a topic to create.
@@ -191,6 +217,10 @@ type TopicSpec struct {
 	MessageExpiry uint64
 	// MaxTopicSize in bytes: 0 the server's default, math.MaxUint64 unlimited.
 	MaxTopicSize uint64
+	// Durability is the topic's durability on Iggy 0.9 (0.8 has no such
+	// setting: there the output flushes instead). A pre-release 0.9 server
+	// that does not know the option gets the topic without it.
+	Durability Durability
 }
 
 // Polling strategies.

@@ -4,18 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Header kinds used in option blocks (the user-header TLV kinds).
 const (
 	v09KindString = 2
 	v09KindUint64 = 12
-)
-
-// Topic option keys (core/common/src/types/options: topic_option_keys).
-const (
-	v09OptMessageExpiry = "message_expiry"
-	v09OptMaxTopicSize  = "max_topic_size"
 )
 
 // login registers a new session: operation Register, request 0, session 0,
@@ -148,7 +143,10 @@ func (v *v09) getTopic(w *wire, stream, topic Identifier) (*Topic, error) {
 
 // v09DecodeTopic reads a topic reply: [id u32][created u64][partitions u32]
 // [expiry u64][compression u8][max size u64][size u64][messages u64]
-// [len u8]name, two u32-prefixed option blocks and 40 bytes per partition.
+// [len u8]name, the explicit and the derived option blocks (each u32-length
+// prefixed), then 40 bytes per partition (iggy_binary_protocol 0.11.0
+// responses/streams/get_stream.rs TopicHeader, responses/topics/get_topic.rs).
+// Durability comes from the option blocks, the explicit one first.
 func v09DecodeTopic(b []byte) (*Topic, error) {
 	const fixed = 49
 	if len(b) < fixed+1 {
@@ -159,23 +157,59 @@ func v09DecodeTopic(b []byte) (*Topic, error) {
 	if n == 0 || len(b) < pos {
 		return nil, fmt.Errorf("a name of %d bytes in %d bytes", n, len(b)-fixed-1)
 	}
+	t := &Topic{
+		ID:            v09le.Uint32(b),
+		Name:          string(b[fixed+1 : fixed+1+n]),
+		Partitions:    v09le.Uint32(b[12:]),
+		MessageExpiry: v09le.Uint64(b[16:]),
+		MaxTopicSize:  v09le.Uint64(b[25:]),
+	}
 	for i := 0; i < 2; i++ { // explicit, then derived options
 		if len(b)-pos < 4 || uint64(v09le.Uint32(b[pos:])) > uint64(len(b)-pos-4) {
 			return nil, fmt.Errorf("option block %d runs past the %d-byte reply", i+1, len(b))
 		}
-		pos += 4 + int(v09le.Uint32(b[pos:]))
+		block := b[pos+4 : pos+4+int(v09le.Uint32(b[pos:]))]
+		pos += 4 + len(block)
+		v, err := v09FindOption(block, v09OptDurability)
+		if err != nil {
+			return nil, fmt.Errorf("option block %d: %w", i+1, err)
+		}
+		if t.Durability == "" {
+			t.Durability = strings.ToLower(v)
+		}
 	}
-	parts := v09le.Uint32(b[12:])
-	if uint64(parts)*40 > uint64(len(b)-pos) {
-		return nil, fmt.Errorf("%d partitions in %d bytes", parts, len(b)-pos)
+	if uint64(t.Partitions)*40 > uint64(len(b)-pos) {
+		return nil, fmt.Errorf("%d partitions in %d bytes", t.Partitions, len(b)-pos)
 	}
-	return &Topic{
-		ID:            v09le.Uint32(b),
-		Name:          string(b[fixed+1 : fixed+1+n]),
-		Partitions:    parts,
-		MessageExpiry: v09le.Uint64(b[16:]),
-		MaxTopicSize:  v09le.Uint64(b[25:]),
-	}, nil
+	return t, nil
+}
+
+// v09FindOption returns the String value of key in an options block
+// (pairs of [kind u8][len u32][bytes] entries, a String key then its
+// value), or "" when the block does not have it.
+func v09FindOption(block []byte, key string) (string, error) {
+	entry := func(pos int) (kind uint8, v []byte, next int, err error) {
+		if len(block)-pos < 5 || uint64(v09le.Uint32(block[pos+1:])) > uint64(len(block)-pos-5) {
+			return 0, nil, 0, fmt.Errorf("an option entry at byte %d runs past the %d-byte block", pos, len(block))
+		}
+		next = pos + 5 + int(v09le.Uint32(block[pos+1:]))
+		return block[pos], block[pos+5 : next], next, nil
+	}
+	for pos := 0; pos < len(block); {
+		kk, k, next, err := entry(pos)
+		if err != nil {
+			return "", err
+		}
+		vk, v, next, err := entry(next)
+		if err != nil {
+			return "", err
+		}
+		if kk == v09KindString && vk == v09KindString && string(k) == key {
+			return string(v), nil
+		}
+		pos = next
+	}
+	return "", nil
 }
 
 // createStream creates a stream (operation 128, body [len u8]name and no
@@ -193,8 +227,14 @@ func (v *v09) createStream(w *wire, name string) error {
 }
 
 // createTopic creates a topic (operation 132, body [stream][partitions u32]
-// [len u8]name[options]); expiry and size go as Uint64 options and are left
-// out when 0 (the server's default).
+// [len u8]name[options]). The options go as the released 0.11.0 SDK sends
+// them (iggy_common 0.11.0 TopicCreateOptions::to_wire): sorted by key, both
+// durability policies always (consumer_offset_durability replicated,
+// durability as t asks), then max_topic_size and message_expiry as Uint64
+// when set (0, the server's default, is left out). A server that refuses
+// the durability keys as unknown (4041) is a pre-release 0.9 server
+// (server-0.9.0-edge.5 had enforce_fsync instead): the topic is created
+// there without them, and its reply reports no durability.
 func (v *v09) createTopic(w *wire, stream Identifier, t TopicSpec) error {
 	if err := v09CheckIDs(stream); err != nil {
 		return err
@@ -202,19 +242,44 @@ func (v *v09) createTopic(w *wire, stream Identifier, t TopicSpec) error {
 	if err := v09CheckName("topic", t.Name); err != nil {
 		return err
 	}
-	const option = 1 + 4 + 1 + 4 + 8 // kinds, lengths and a u64 value, plus the key
-	b, err := v.startMetadata(w, v09OpCreateTopic, stream.wireLen()+4+1+len(t.Name)+2*option+len(v09OptMessageExpiry)+len(v09OptMaxTopicSize))
+	err := v.sendCreateTopic(w, stream, t, true)
+	if CodeOf(err) == CodeUnsupportedOptionKey {
+		err = v.sendCreateTopic(w, stream, t, false)
+	}
+	return err
+}
+
+// Topic option keys (iggy_common 0.11.0 types/options topic_option_keys),
+// in the order they are sent.
+const (
+	v09OptOffsetDurability = "consumer_offset_durability"
+	v09OptDurability       = "durability"
+	v09OptMaxTopicSize     = "max_topic_size"
+	v09OptMessageExpiry    = "message_expiry"
+)
+
+// sendCreateTopic sends one CreateTopic request, with the durability
+// options or without them.
+func (v *v09) sendCreateTopic(w *wire, stream Identifier, t TopicSpec, durability bool) error {
+	const option = 1 + 4 + 1 + 4 // kinds and lengths of a key and its value
+	n := stream.wireLen() + 4 + 1 + len(t.Name) + 4*option + 2*8 + len(v09OptMaxTopicSize) + len(v09OptMessageExpiry) +
+		len(v09OptOffsetDurability) + len(v09OptDurability) + 2*len("replicated")
+	b, err := v.startMetadata(w, v09OpCreateTopic, n)
 	if err != nil {
 		return err
 	}
 	b = stream.appendTo(b)
 	b = v09le.AppendUint32(b, t.Partitions)
 	b = v09AppendName(b, t.Name)
-	if t.MessageExpiry != 0 {
-		b = v09AppendU64Option(b, v09OptMessageExpiry, t.MessageExpiry)
+	if durability {
+		b = v09AppendOption(b, v09OptOffsetDurability, v09KindString, []byte(DurabilityReplicated.String()))
+		b = v09AppendOption(b, v09OptDurability, v09KindString, []byte(t.Durability.String()))
 	}
 	if t.MaxTopicSize != 0 {
-		b = v09AppendU64Option(b, v09OptMaxTopicSize, t.MaxTopicSize)
+		b = v09AppendOption(b, v09OptMaxTopicSize, v09KindUint64, v09le.AppendUint64(nil, t.MaxTopicSize))
+	}
+	if t.MessageExpiry != 0 {
+		b = v09AppendOption(b, v09OptMessageExpiry, v09KindUint64, v09le.AppendUint64(nil, t.MessageExpiry))
 	}
 	_, err = v.metadata(w, v09Seal(b, true), v09RetryTransient)
 	return err
@@ -297,13 +362,13 @@ func v09AppendName(b []byte, s string) []byte {
 	return append(append(b, byte(len(s))), s...)
 }
 
-// v09AppendU64Option appends one option: a String key and a Uint64 value,
+// v09AppendOption appends one option: a String key and a value of kind,
 // each [kind u8][len u32][bytes].
-func v09AppendU64Option(b []byte, key string, value uint64) []byte {
+func v09AppendOption(b []byte, key string, kind uint8, value []byte) []byte {
 	b = append(b, v09KindString)
 	b = append(v09le.AppendUint32(b, uint32(len(key))), key...)
-	b = append(b, v09KindUint64)
-	return v09le.AppendUint64(v09le.AppendUint32(b, 8), value)
+	b = append(b, kind)
+	return append(v09le.AppendUint32(b, uint32(len(value))), value...)
 }
 
 // v09Bool is a wire boolean.

@@ -262,18 +262,27 @@ func TestV09RequestNumbers(t *testing.T) {
 	}
 }
 
+// t09Option is one option entry: a String key, a value of kind.
+func t09Option(b []byte, key string, kind uint8, value []byte) []byte {
+	b = append(tle.AppendUint32(append(b, 2), uint32(len(key))), key...)
+	return append(tle.AppendUint32(append(b, kind), uint32(len(value))), value...)
+}
+
+// TestV09CreateTopicBody: the options go as the released 0.11.0 SDK's
+// TopicCreateOptions::to_wire encodes them, sorted by key with both
+// durability policies always, and the request checksum covers the body.
 func TestV09CreateTopicBody(t *testing.T) {
 	var req []byte
 	w := t09Serve(t, t09Capture(&req, func(req []byte) []byte { return t09Reply(req, 64, 0, t09Framed(0, nil)) }))
-	spec := TopicSpec{Name: "orders", Partitions: 4, MessageExpiry: 60_000_000, MaxTopicSize: math.MaxUint64}
+	spec := TopicSpec{Name: "orders", Partitions: 4, MessageExpiry: 60_000_000, MaxTopicSize: math.MaxUint64, Durability: DurabilityPersisted}
 	if err := t09LoggedIn().createTopic(w, NumericID(3), spec); err != nil {
 		t.Fatal(err)
 	}
-	want := []byte{1, 4, 3, 0, 0, 0, 4, 0, 0, 0, 6, 'o', 'r', 'd', 'e', 'r', 's'}
-	want = append(append(tle.AppendUint32(append(want, 2), 14), "message_expiry"...), 12, 8, 0, 0, 0)
-	want = tle.AppendUint64(want, 60_000_000)
-	want = append(append(tle.AppendUint32(append(want, 2), 14), "max_topic_size"...), 12, 8, 0, 0, 0)
-	want = tle.AppendUint64(want, math.MaxUint64)
+	head := []byte{1, 4, 3, 0, 0, 0, 4, 0, 0, 0, 6, 'o', 'r', 'd', 'e', 'r', 's'}
+	want := t09Option(append([]byte(nil), head...), "consumer_offset_durability", 2, []byte("replicated"))
+	want = t09Option(want, "durability", 2, []byte("persisted"))
+	want = t09Option(want, "max_topic_size", 12, tle.AppendUint64(nil, math.MaxUint64))
+	want = t09Option(want, "message_expiry", 12, tle.AppendUint64(nil, 60_000_000))
 	if !bytes.Equal(req[256:], want) {
 		t.Fatalf("body\n% x\nwant\n% x", req[256:], want)
 	}
@@ -283,8 +292,29 @@ func TestV09CreateTopicBody(t *testing.T) {
 	if err := t09LoggedIn().createTopic(t09Serve(t, t09Capture(&req, t09Ok(t09Framed(0, nil)))), NumericID(3), TopicSpec{Name: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(req[256:], []byte{1, 4, 3, 0, 0, 0, 0, 0, 0, 0, 1, 't'}) {
-		t.Fatalf("server defaults are left out: % x", req[256:])
+	want = t09Option([]byte{1, 4, 3, 0, 0, 0, 0, 0, 0, 0, 1, 't'}, "consumer_offset_durability", 2, []byte("replicated"))
+	want = t09Option(want, "durability", 2, []byte("replicated"))
+	if !bytes.Equal(req[256:], want) {
+		t.Fatalf("server defaults are left out, the durability policies sent: % x", req[256:])
+	}
+}
+
+// TestV09CreateTopicPreRelease: a server that refuses the durability keys
+// as unknown (4041, as server-0.9.0-edge.5 does) gets the topic again,
+// with a new request number, without them.
+func TestV09CreateTopicPreRelease(t *testing.T) {
+	var first, second []byte
+	w := t09Serve(t,
+		t09Capture(&first, t09Ok(t09Framed(CodeUnsupportedOptionKey, nil))),
+		t09Capture(&second, func(req []byte) []byte { return t09Reply(req, 64, 0, t09Framed(0, nil)) }))
+	spec := TopicSpec{Name: "t", Partitions: 1, MessageExpiry: 5, Durability: DurabilityPersisted}
+	if err := t09LoggedIn().createTopic(w, NumericID(3), spec); err != nil {
+		t.Fatal(err)
+	}
+	want := t09Option([]byte{1, 4, 3, 0, 0, 0, 1, 0, 0, 0, 1, 't'}, "message_expiry", 12, tle.AppendUint64(nil, 5))
+	if !bytes.Contains(first[256:], []byte("durability")) || !bytes.Equal(second[256:], want) ||
+		tle.Uint64(second[168:]) != tle.Uint64(first[168:])+1 {
+		t.Fatalf("first % x\nsecond % x", first[256:], second[256:])
 	}
 }
 
@@ -596,28 +626,46 @@ func TestV09PollErrors(t *testing.T) {
 }
 
 // t09TopicBody is a topic reply: id, created, partitions, expiry,
-// compression, max size, size, messages, name, two option blocks, then 40
-// bytes per partition.
-func t09TopicBody(id uint32, name string, partitions uint32) []byte {
+// compression, max size, size, messages, name, two option blocks (the
+// explicit one with message_expiry, the derived one with durability as
+// given, when given), then 40 bytes per partition.
+func t09TopicBody(id uint32, name string, partitions uint32, durability string) []byte {
 	b := tle.AppendUint64(tle.AppendUint32(nil, id), 1)
 	b = tle.AppendUint64(tle.AppendUint32(b, partitions), 60_000_000)
 	b = tle.AppendUint64(append(b, 1), math.MaxUint64)
 	b = tle.AppendUint64(tle.AppendUint64(b, 0), 0)
 	b = append(append(b, byte(len(name))), name...)
-	opt := v09AppendU64Option(nil, "message_expiry", 5)
+	opt := v09AppendOption(nil, "message_expiry", v09KindUint64, tle.AppendUint64(nil, 5))
 	b = append(tle.AppendUint32(b, uint32(len(opt))), opt...)
-	b = tle.AppendUint32(b, 0)
+	var derived []byte
+	if durability != "" {
+		derived = v09AppendOption(nil, "consumer_offset_durability", v09KindString, []byte("replicated"))
+		derived = v09AppendOption(derived, "durability", v09KindString, []byte(durability))
+		derived = v09AppendOption(derived, "preallocate_segments", 3, []byte{0})
+	}
+	b = append(tle.AppendUint32(b, uint32(len(derived))), derived...)
 	return append(b, make([]byte, 40*partitions)...)
 }
 
 func TestV09GetTopic(t *testing.T) {
 	var req []byte
-	w := t09Serve(t, t09Capture(&req, t09Ok(t09TopicBody(4, "orders", 3))), t09Ok(nil),
+	w := t09Serve(t, t09Capture(&req, t09Ok(t09TopicBody(4, "orders", 3, "persisted"))), t09Ok(nil),
 		func(req []byte) []byte { return t09Reply(req, 0, 1009, nil) })
 	v := t09LoggedIn()
 	top, err := v.getTopic(w, NumericID(1), mustName(t, "orders"))
-	if err != nil || *top != (Topic{ID: 4, Name: "orders", Partitions: 3, MessageExpiry: 60_000_000, MaxTopicSize: math.MaxUint64}) {
+	if err != nil || *top != (Topic{ID: 4, Name: "orders", Partitions: 3, MessageExpiry: 60_000_000, MaxTopicSize: math.MaxUint64, Durability: "persisted"}) {
 		t.Fatalf("%+v %v", top, err)
+	}
+	// A pre-release server's topic has no durability option.
+	if top, err := v09DecodeTopic(t09TopicBody(4, "orders", 3, "")); err != nil || top.Durability != "" {
+		t.Fatalf("no durability option: %+v %v", top, err)
+	}
+	// An option entry running past its block is an error naming the block.
+	bad := t09TopicBody(1, "t", 0, "replicated")
+	derived := len(t09TopicBody(1, "t", 0, "")) - 4 // where the derived block starts
+	tle.PutUint32(bad[derived+4+1:], 200)           // its first key's length
+	if _, err := v09DecodeTopic(bad); err == nil || !strings.Contains(err.Error(), "option block 2") {
+		t.Fatalf("a bad option entry: %v", err)
 	}
 	if req[176] != 2 || tle.Uint32(req[196:]) != 300 || !bytes.Equal(req[256:], []byte{1, 4, 1, 0, 0, 0, 2, 6, 'o', 'r', 'd', 'e', 'r', 's'}) {
 		t.Fatalf("request % x", req[176:])
@@ -627,7 +675,7 @@ func TestV09GetTopic(t *testing.T) {
 			t.Fatalf("missing topic: %+v %v", top, err)
 		}
 	}
-	if _, err := v09DecodeTopic(t09TopicBody(4, "orders", 3)[:100]); err == nil {
+	if _, err := v09DecodeTopic(t09TopicBody(4, "orders", 3, "replicated")[:120]); err == nil {
 		t.Fatal("a reply short of its partitions decodes")
 	}
 }
@@ -761,7 +809,7 @@ func FuzzV09DecodeLogin(f *testing.F) {
 }
 
 func FuzzV09DecodeTopic(f *testing.F) {
-	f.Add(t09TopicBody(1, "t", 2))
+	f.Add(t09TopicBody(1, "t", 2, "persisted"))
 	f.Fuzz(func(t *testing.T, b []byte) { _, _ = v09DecodeTopic(b) })
 }
 

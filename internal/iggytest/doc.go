@@ -124,7 +124,7 @@
 //   - metadata operations (create/update/delete stream 128-130, topic
 //     132-134, create/delete partitions 136/137, create/delete personal
 //     access token 146/147): each takes the client's next request number
-//     (from 1; reads and sends reuse the current one). A body that does not
+//     (from 1; reads reuse the current one, sends take one as well). A body that does not
 //     decode, an option key out of the catalog (4041) or a bad option value
 //     (4042), 0 or over 1000 partitions (2015) and a max topic size below the
 //     segment size (1019) are refused with a status. Otherwise the server's
@@ -134,11 +134,15 @@
 //     committed reply body starts with the result section: [0] and the
 //     payload, or [1][0][code] for a refusal the server committed (1009,
 //     1012, 2010, 2013, 51, ...). A CreateTopic reply carries operation 64,
-//     a CreatePartitions reply 65. Topic options: compression_algorithm,
-//     message_expiry, max_topic_size, segment_size, enforce_fsync,
-//     messages_required_to_save, size_of_messages_required_to_save,
-//     preallocate_segments; String values are parsed approximately (plain
-//     numbers, "unlimited", "128 MiB", "7 days").
+//     a CreatePartitions reply 65. Topic options, as released in 0.9.0:
+//     compression_algorithm, message_expiry, max_topic_size, segment_size,
+//     durability and consumer_offset_durability (replicated, the default,
+//     or persisted: a persisted topic saves every message before its send
+//     is answered, so Crash loses none), messages_required_to_save,
+//     size_of_messages_required_to_save, preallocate_segments (the
+//     pre-release enforce_fsync is refused with 4041); String values are
+//     parsed approximately (plain numbers, "unlimited", "128 MiB", "7
+//     days").
 //   - send messages (operation 160): [u32 metadata length][stream ident]
 //     [topic ident][partitioning kind u8, len u8, value][u32 count], then one
 //     batch (256-byte header, 48-byte frames with payload before user
@@ -147,6 +151,10 @@
 //     reserved bytes, a metadata section longer than its contents) is dropped
 //     without an answer, as the server's partition plane does. The reply is
 //     [count u32 = 1][stream u32][topic u32][partition u32][base offset u64].
+//     A send whose request number does not go above the highest of its
+//     client's stored sends is a duplicate, as a released 0.9.0 server
+//     deduplicates partition writes: status 0, an empty body, nothing
+//     stored (DuplicateSendCount counts them).
 //     Frames are stored as sent (a zero ID stays zero); the server sets the
 //     batch's base offset and base timestamp (the messages' timestamp).
 //   - poll answers [partition u32][current offset u64][count u32] and batch

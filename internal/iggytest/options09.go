@@ -14,22 +14,35 @@ import (
 // 100,000 bytes. A CreateTopic or UpdateTopic block sits at the end of the
 // body; stream and topic replies carry blocks with a u32 length in front.
 
-// Topic option keys (common/src/types/options/mod.rs topic_option_keys).
+// Topic option keys of the Iggy 0.9.0 release (iggy_common 0.11.0,
+// types/options/mod.rs topic_option_keys). The pre-release
+// server-0.9.0-edge.5 had enforce_fsync (Bool) where the release has the
+// two durability policies (apache/iggy #4092); the release refuses it as
+// an unsupported key.
 const (
-	optCompression  = "compression_algorithm"
-	optEnforceFsync = "enforce_fsync"
-	optMaxTopicSize = "max_topic_size"
-	optExpiry       = "message_expiry"
-	optToSave       = "messages_required_to_save"
-	optPreallocate  = "preallocate_segments"
-	optSegmentSize  = "segment_size"
-	optSizeToSave   = "size_of_messages_required_to_save"
+	optCompression       = "compression_algorithm"
+	optOffsetsDurability = "consumer_offset_durability"
+	optDurability        = "durability"
+	optMaxTopicSize      = "max_topic_size"
+	optExpiry            = "message_expiry"
+	optToSave            = "messages_required_to_save"
+	optPreallocate       = "preallocate_segments"
+	optSegmentSize       = "segment_size"
+	optSizeToSave        = "size_of_messages_required_to_save"
 )
 
 // topicOptionKeys are the keys CreateTopic accepts, in the order a server
 // encodes them (sorted).
-var topicOptionKeys = []string{optCompression, optEnforceFsync, optMaxTopicSize, optExpiry,
+var topicOptionKeys = []string{optCompression, optOffsetsDurability, optDurability, optMaxTopicSize, optExpiry,
 	optToSave, optPreallocate, optSegmentSize, optSizeToSave}
+
+// Durability policies (iggy_common 0.11.0 types/options/durability.rs):
+// replicated (the default) completes a send on commit, persisted once it
+// is on stable storage too.
+const (
+	durabilityReplicated = "replicated"
+	durabilityPersisted  = "persisted"
+)
 
 // updatableTopicKeys are the keys UpdateTopic accepts.
 var updatableTopicKeys = []string{optCompression, optExpiry, optMaxTopicSize}
@@ -177,15 +190,34 @@ func (t *topicOptions09) absorb(o option) (option, bool, bool) {
 		t.cfg.messagesRequiredToSave = v
 		ok = ok && v >= 1 && v <= maxMessagesToSave09
 		return option{key: o.key, kind: HeaderUint32, value: le32(v)}, false, ok
-	default: // enforce_fsync, preallocate_segments
-		v, ok := parseBool(o)
-		if o.key == optEnforceFsync {
-			t.cfg.enforceFsync = v
+	case optDurability, optOffsetsDurability:
+		v, ok := parseDurability(o)
+		if o.key == optDurability {
+			t.cfg.persisted = v == durabilityPersisted
 		} else {
-			t.cfg.preallocate = v
+			t.cfg.offsetsPersisted = v == durabilityPersisted
 		}
+		return option{key: o.key, kind: HeaderString, value: []byte(v)}, false, ok
+	default: // preallocate_segments
+		v, ok := parseBool(o)
+		t.cfg.preallocate = v
 		return option{key: o.key, kind: HeaderBool, value: []byte{b2u(v)}}, false, ok
 	}
+}
+
+// parseDurability reads a durability policy: a String, replicated or
+// persisted in any case (the policy's FromStr is case-insensitive).
+func parseDurability(o option) (string, bool) {
+	v := strings.ToLower(string(o.value))
+	return v, o.kind == HeaderString && (v == durabilityReplicated || v == durabilityPersisted)
+}
+
+// durabilityName names a policy as the server reports it.
+func durabilityName(persisted bool) string {
+	if persisted {
+		return durabilityPersisted
+	}
+	return durabilityReplicated
 }
 
 // derivedOptions returns, for every catalog key the topic's explicit block
@@ -202,7 +234,8 @@ func (s *Server) derivedOptions(t *topic) []option {
 		out = append(out, option{key: key, kind: kind, value: v})
 	}
 	add(optCompression, HeaderString, []byte(map[uint8]string{1: "none", 2: "gzip"}[t.compression]))
-	add(optEnforceFsync, HeaderBool, []byte{b2u(t.enforceFsync)})
+	add(optOffsetsDurability, HeaderString, []byte(durabilityName(t.offsetsPersisted)))
+	add(optDurability, HeaderString, []byte(durabilityName(t.persisted)))
 	add(optMaxTopicSize, HeaderUint64, le64(t.maxTopicSize))
 	add(optExpiry, HeaderUint64, le64(t.messageExpiry))
 	add(optToSave, HeaderUint32, le32(uint32(max(1, s.saveAt(t)))))

@@ -62,8 +62,12 @@ func (s *Server) pickPartition(t *topic, kind uint8, value []byte) (uint32, uint
 	return 0, CodeInvalidCommand
 }
 
-// saveAt is the unsaved-buffer threshold of topic t.
+// saveAt is the unsaved-buffer threshold of topic t: 0 (save at once) for
+// a persisted topic.
 func (s *Server) saveAt(t *topic) int {
+	if t.persisted {
+		return 0
+	}
 	if t.messagesRequiredToSave > 0 {
 		return int(t.messagesRequiredToSave)
 	}

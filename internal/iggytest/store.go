@@ -78,8 +78,11 @@ type topicConfig struct {
 	maxTopicSize      uint64 // bytes; u64::MAX: unlimited
 	replicationFactor uint8  // 0.8 only
 	// The per-topic settings of a 0.9 server (topic options).
-	segmentSize            uint64
-	enforceFsync           bool
+	segmentSize uint64
+	// persisted is the durability policy persisted: the server saves every
+	// message before it answers its send, so a crash loses none.
+	persisted              bool
+	offsetsPersisted       bool   // consumer_offset_durability: persisted
 	messagesRequiredToSave uint32 // 0: Options.MessagesRequiredToSave
 	sizeToSave             uint64 // size_of_messages_required_to_save
 	preallocate            bool

@@ -203,6 +203,15 @@ func TestWire09Metadata(t *testing.T) {
 	if _, err := c.meta09(opCreateTopic, topic("t", 1, option{key: optToSave, kind: HeaderUint32, value: le32(0)})); !isStatus(err, CodeInvalidOptionValue) {
 		t.Fatalf("messages_required_to_save 0 = %v", err)
 	}
+	// The release knows durability, not the pre-release enforce_fsync.
+	if _, err := c.meta09(opCreateTopic, topic("t", 1, option{key: "enforce_fsync", kind: HeaderBool, value: []byte{1}})); !isStatus(err, CodeUnsupportedOptionKey) {
+		t.Fatalf("enforce_fsync = %v", err)
+	}
+	for _, v := range []option{{key: optDurability, kind: HeaderString, value: []byte("fast")}, {key: optDurability, kind: HeaderBool, value: []byte{1}}} {
+		if _, err := c.meta09(opCreateTopic, topic("t", 1, v)); !isStatus(err, CodeInvalidOptionValue) {
+			t.Fatalf("durability %q = %v", v.value, err)
+		}
+	}
 	// A topic with options; its reply carries operation 64.
 	c.next++
 	hdr, body, err = c.call09(opCreateTopic, 0, topic("t", 2,
@@ -225,7 +234,7 @@ func TestWire09Metadata(t *testing.T) {
 	}
 	quiet(t, c.c, 200*time.Millisecond)
 	// Once five newer replies are kept, request 1 reads as applied: 59.
-	c.next = 10
+	c.next += 5
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		if err := c.createStream(name); err != nil {
 			t.Fatal(err)
@@ -251,7 +260,8 @@ func checkTopic09(t *testing.T, p []byte, partitions uint32) {
 	derived, _ := parseOptions(p[pos+4 : pos+4+int(u32at(p, pos))])
 	pos += 4 + int(u32at(p, pos))
 	if len(explicit) != 2 || explicit[0].key != optCompression || explicit[1].key != optToSave ||
-		explicit[1].kind != HeaderUint32 || u32at(explicit[1].value, 0) != 2 || len(derived) != 6 {
+		explicit[1].kind != HeaderUint32 || u32at(explicit[1].value, 0) != 2 || len(derived) != 7 ||
+		derived[1].key != optDurability || string(derived[1].value) != durabilityReplicated {
 		t.Fatalf("options: explicit %+v derived %+v", explicit, derived)
 	}
 	if len(p)-pos != 40*int(partitions) {

@@ -57,8 +57,7 @@ func describe(addr string, info iggy.ServerInfo) string {
 // backoff that grows to a limit, so the log gets one line per attempt at
 // growing intervals.
 func (k *connector) failed(err error) error {
-	var fe *fatalError
-	if iggy.IsPermanent(err) || errors.As(err, &fe) {
+	if iggy.IsPermanent(err) {
 		k.log.Errorf("%v; stopping the pipeline", err)
 		stop.Fail(err)
 		return service.NewErrBackOff(err, time.Hour)
@@ -69,18 +68,6 @@ func (k *connector) failed(err error) error {
 	k.attempts = n
 	k.mu.Unlock()
 	return service.NewErrBackOff(fmt.Errorf("attempt %d: %w (next attempt in %v)", n, err, wait), wait)
-}
-
-// fatalError is a setting the server cannot honour: retrying cannot help.
-type fatalError struct{ msg string }
-
-func (e *fatalError) Error() string { return e.msg }
-
-// server returns what the last login found.
-func (k *connector) server() iggy.ServerInfo {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.found
 }
 
 func (k *connector) succeeded() {

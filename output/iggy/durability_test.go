@@ -1,49 +1,38 @@
 package iggyoutput_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	iggyoutput "github.com/fluss-iggy/fluss-iggy/output/iggy"
+
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
 )
 
 // TestAckAfterSurvivesCrash: the test server keeps messages unsaved until
-// 1,000 are waiting, as Iggy does with messages_required_to_save. After a
-// crash, what ack_after: send acknowledged is lost, while flush and fsync
-// acknowledged only what the server had saved, so all of it survives. With
-// Iggy 0.9, which has no flush on request, flush and fsync are refused at
-// connect.
+// 1,000 are waiting, as Iggy does with messages_required_to_save, and a
+// crash (the model of a SIGKILL) loses them. The output creates the topic.
+// What ack_after: send acknowledged is lost; what flush and fsync
+// acknowledged survives: on Iggy 0.8 because the output flushed every
+// partition the batch wrote to, on Iggy 0.9 because the output created the
+// topic with durability persisted, so the server saved every message
+// before answering its send.
 func TestAckAfterSurvivesCrash(t *testing.T) {
 	for _, mode := range []string{"send", "flush", "fsync"} {
 		for name, part := range map[string]string{"balanced": "partitioning: balanced", "key": "partitioning: messages_key\nkey: '${! @k }'"} {
 			t.Run(mode+"/"+name, func(t *testing.T) {
 				e := newEnvOpts(t, iggytest.Options{MessagesRequiredToSave: 1000})
 				srv := e.needFaults()
-				e.createTopic("dur", "t", 3)
-				out := e.output(fmt.Sprintf("stream: dur\ntopic: t\nack_after: %s\n%s", mode, part))
-				if mode != "send" && testVersion == iggytest.Version09 {
-					// Iggy 0.9 refuses FlushUnsavedBuffer: the setting
-					// stops the pipeline at connect.
-					err := out.Connect(ctxT(t, 10*time.Second))
-					if err == nil || !strings.Contains(err.Error(), "Iggy 0.9 servers refuse") {
-						t.Fatalf("ack_after: %s against Iggy 0.9: %v", mode, err)
-					}
-					return
-				}
+				out := e.output(fmt.Sprintf("stream: dur\ntopic: t\ncreate_stream: true\ncreate_topic: true\npartitions: 3\nack_after: %s\n%s", mode, part))
 				mustConnect(t, out)
-				for b := range 10 {
-					var batch service.MessageBatch
-					for i := range 10 {
-						batch = append(batch, msg(fmt.Sprintf("%d-%d", b, i), "k", fmt.Sprint(i)))
-					}
-					if err := out.WriteBatch(ctxT(t, 10*time.Second), batch); err != nil {
-						t.Fatalf("batch %d: %v", b, err)
-					}
-				}
+				writeBatches(t, out, 10, 10)
 				if err := srv.Crash(); err != nil {
 					t.Fatal(err)
 				}
@@ -61,4 +50,90 @@ func TestAckAfterSurvivesCrash(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestAckAfterWarnsOnReplicatedTopic: on Iggy 0.9, an existing topic with
+// the default durability (replicated) cannot give what ack_after: fsync
+// asks; the output says so once (not once per batch), naming the topic,
+// and delivers the batches. True to the warning, a crash loses messages.
+func TestAckAfterWarnsOnReplicatedTopic(t *testing.T) {
+	if _, _, _, ok := realServer(); ok {
+		t.Skip("crashes an in-process Iggy 0.9 test server (IGGY_TCP_ADDRESS points at a real server)")
+	}
+	srv, err := iggytest.Start(iggytest.Options{Version: iggytest.Version09, MessagesRequiredToSave: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if _, err := srv.CreateStream("s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.CreateTopic("s", "t", 1); err != nil {
+		t.Fatal(err)
+	}
+	out, logs := newLoggedOutput(t, fmt.Sprintf("address: %s\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\nack_after: fsync", srv.Addr()))
+	mustConnect(t, out)
+	writeBatches(t, out, 5, 10)
+	if n := strings.Count(logs.String(), `ack_after: fsync cannot be honoured for topic \"t\" of stream \"s\": its durability is \"replicated\"`); n != 1 {
+		t.Fatalf("%d warnings in:\n%s", n, logs)
+	}
+	if err := srv.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Messages("s", "t")); n == 50 {
+		t.Fatal("all 50 messages survived: the warning's claim is not shown")
+	}
+}
+
+// writeBatches writes n batches of size messages with keys 0..size-1.
+func writeBatches(t *testing.T, out *iggyoutput.Output, n, size int) {
+	t.Helper()
+	for b := range n {
+		var batch service.MessageBatch
+		for i := range size {
+			batch = append(batch, msg(fmt.Sprintf("%d-%d", b, i), "k", fmt.Sprint(i)))
+		}
+		if err := out.WriteBatch(ctxT(t, 10*time.Second), batch); err != nil {
+			t.Fatalf("batch %d: %v", b, err)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newLoggedOutput builds an output whose log lines go to the returned
+// buffer.
+func newLoggedOutput(t *testing.T, yaml string) (*iggyoutput.Output, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	pc, err := iggyoutput.Spec().ParseYAML(yaml, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(logs, nil)))
+	out, err := iggyoutput.NewFromConfig(pc, service.MockResources(service.MockResourcesOptUseLogger(log)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = out.Close(ctxT(t, 5*time.Second)) })
+	return out, logs
 }

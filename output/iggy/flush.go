@@ -3,6 +3,7 @@ package iggyoutput
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/fluss-iggy/fluss-iggy/iggy"
@@ -16,6 +17,76 @@ const (
 )
 
 func (o *Output) now() uint64 { return uint64(time.Now().UnixMicro()) }
+
+// afterSend does what ack_after asks once a batch is sent. Iggy 0.8 flushes
+// on request; Iggy 0.9 has no flush (it refuses FlushUnsavedBuffer) and
+// saves by each topic's durability option instead, which the output sets
+// to persisted on the topics it creates and checks, once per topic, on the
+// others.
+func (o *Output) afterSend(ctx context.Context, c *iggy.Conn, groups []*group) error {
+	if c.Info().Version == iggy.Version09 {
+		o.checkDurability(ctx, c, groups)
+		return nil
+	}
+	return o.flush(ctx, c, groups)
+}
+
+// durabilityChecks remembers the Iggy 0.9 topics whose durability was read.
+type durabilityChecks struct {
+	mu      sync.Mutex
+	checked map[[2]string]bool
+}
+
+// claim reports whether a topic still needs its check; a claimed topic is
+// not checked again, unless it is released because its reading failed.
+func (d *durabilityChecks) claim(stream, topic string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := [2]string{stream, topic}
+	if d.checked[key] {
+		return false
+	}
+	if d.checked == nil {
+		d.checked = map[[2]string]bool{}
+	}
+	d.checked[key] = true
+	return true
+}
+
+func (d *durabilityChecks) release(stream, topic string) {
+	d.mu.Lock()
+	delete(d.checked, [2]string{stream, topic})
+	d.mu.Unlock()
+}
+
+// checkDurability reads the durability option of each Iggy 0.9 topic the
+// batch went to, the first time, and warns once when it cannot give what
+// ack_after asks: a replicated topic answers sends once they are committed,
+// possibly only in memory, so a crash of the server can lose acknowledged
+// messages. The batch is delivered either way; a failed reading is tried
+// again with a later batch.
+func (o *Output) checkDurability(ctx context.Context, c *iggy.Conn, groups []*group) {
+	for _, g := range groups {
+		if g.idx == nil || !o.durability.claim(g.stream, g.topic) {
+			continue
+		}
+		t, err := c.GetTopic(ctx, g.streamID, g.topicID)
+		if err != nil || t == nil {
+			o.durability.release(g.stream, g.topic)
+			continue
+		}
+		switch t.Durability {
+		case iggy.DurabilityPersisted.String():
+		case "":
+			o.log.Warnf("ack_after: %s: Iggy at %s reports no durability option for topic %q of stream %q (an Iggy 0.9 pre-release?), "+
+				"so whether it saves messages before acknowledging them cannot be told; Iggy 0.9.0 has the topic option durability: persisted", o.conf.ackAfter, c.Addr(), g.topic, g.stream)
+		default:
+			o.log.Warnf("ack_after: %s cannot be honoured for topic %q of stream %q: its durability is %q, so Iggy 0.9 acknowledges its messages once "+
+				"committed, possibly only in memory, and a crash of the server can lose them; create the topic with durability persisted "+
+				"(create_topic does so with ack_after: flush or fsync) or use ack_after: send to say that this is accepted", o.conf.ackAfter, g.topic, g.stream, t.Durability)
+		}
+	}
+}
 
 // flushTarget is a partition a batch wrote to, or every partition of a
 // topic (all) when the dialect did not say which one a balanced send or a

@@ -39,7 +39,8 @@ type Output struct {
 	pool        *iggy.Pool
 	batchPolicy service.BatchPolicy
 	maxInFlight int
-	topics      topicCache    // partition counts for messages_key and flushes
+	topics      topicCache // partition counts for messages_key and flushes
+	durability  durabilityChecks
 	creating    chan struct{} // held while a connection creates a keyed topic
 	builders    builderPool
 	left        undelivered
@@ -83,10 +84,6 @@ func (o *Output) Connect(ctx context.Context) error {
 			return err
 		}
 		return o.conn.failed(err)
-	}
-	if o.conf.ackAfter != ackAfterSend && o.conn.server().Version == iggy.Version09 {
-		return o.conn.failed(&fatalError{fmt.Sprintf("ack_after: %s needs Iggy's FlushUnsavedBuffer, which Iggy 0.9 servers refuse (FeatureUnavailable); "+
-			"in 0.9 durability is a setting of each topic (messages_required_to_save, enforce_fsync, given when the topic is created): use ack_after: send with topics created that way", o.conf.ackAfter)})
 	}
 	o.conn.succeeded()
 	return nil
@@ -163,7 +160,7 @@ func (o *Output) writeBatch(ctx context.Context, batch service.MessageBatch) err
 	defer o.builders.put(mb) // after deliveredBytes, the last reader of the payloads
 	groups, err := o.sendBatch(ctx, c, mb, batch, fail)
 	if err == nil && o.conf.ackAfter != ackAfterSend {
-		err = o.flush(ctx, c, groups)
+		err = o.afterSend(ctx, c, groups)
 	}
 	o.pool.Release(c)
 	if err != nil {
@@ -415,6 +412,9 @@ func (o *Output) create(ctx context.Context, c *iggy.Conn, g *group) error {
 	}
 	if o.conf.createTopic && g.topicID.Kind == iggy.KindName {
 		spec := iggy.TopicSpec{Name: g.topic, Partitions: o.conf.partitions, MessageExpiry: o.conf.expiry, MaxTopicSize: o.conf.maxTopicSize}
+		if o.conf.ackAfter != ackAfterSend {
+			spec.Durability = iggy.DurabilityPersisted // what ack_after asks, on Iggy 0.9
+		}
 		switch err := c.CreateTopic(ctx, g.streamID, spec); {
 		case err == nil:
 			o.log.Infof("Created Iggy topic %q in stream %q with %d partitions", g.topic, g.stream, o.conf.partitions)

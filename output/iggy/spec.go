@@ -65,16 +65,26 @@ reason instead of retrying. An address that answers nothing Iggy-like gets "is n
 By default (` + "`ack_after: send`" + `) a batch is acknowledged when Iggy has accepted it, which
 does not mean it is on disk: Iggy keeps messages in memory until
 ` + "`messages_required_to_save`" + ` (1024 by default) are waiting or its saver runs, so a crash of
-the Iggy server can lose acknowledged messages, after the input has committed their offsets. With
-` + "`ack_after: flush`" + ` the output asks Iggy to save every partition the batch wrote to
-(FlushUnsavedBuffer) before it acknowledges; ` + "`fsync`" + ` also syncs them to disk. The
-cost is one more request per partition written (per partition of the topic for ` + "`balanced`" + `
-and keys left to Iggy, since 0.8 does not say where those went). Only Iggy 0.8 offers this: Iggy 0.9
-answers FlushUnsavedBuffer with FeatureUnavailable, so with a 0.9 server these settings stop the
-pipeline at connect with that reason. The alternative is on the server: for 0.8,
-` + "`IGGY_SYSTEM_PARTITION_MESSAGES_REQUIRED_TO_SAVE=1`" + ` and
-` + "`IGGY_SYSTEM_PARTITION_ENFORCE_FSYNC=true`" + `; for 0.9, durability is a setting of each topic
-(` + "`messages_required_to_save`" + `, ` + "`enforce_fsync`" + `) given when it is created.
+the Iggy server can lose acknowledged messages, after the input has committed their offsets.
+` + "`ack_after: flush`" + ` and ` + "`fsync`" + ` close that gap, each the way the server offers:
+
+- Iggy 0.8: before it acknowledges a batch, the output asks Iggy to save every partition the batch
+  wrote to (FlushUnsavedBuffer); ` + "`fsync`" + ` also syncs them to disk. The cost is one more request
+  per partition written (per partition of the topic for ` + "`balanced`" + ` and keys left to Iggy,
+  since 0.8 does not say where those went).
+- Iggy 0.9: there is no flush on request (the server refuses FlushUnsavedBuffer); durability is the
+  topic option ` + "`durability`" + `, and a ` + "`persisted`" + ` topic answers a send only once its messages
+  are on stable storage. With ` + "`flush`" + ` or ` + "`fsync`" + `, topics the output creates
+  (` + "`create_topic`" + `) get ` + "`durability: persisted`" + `, so every acknowledged message survives a
+  crash (both settings map to it: 0.9 has nothing in between). For a topic that already exists, the output reads
+  its durability the first time it writes to it and logs a warning, once per topic, when it is
+  ` + "`replicated`" + ` (Iggy 0.9's default), since such a topic cannot give what ` + "`ack_after`" + ` asks;
+  it still delivers. A 0.9 pre-release server without the option (it refuses the key) gets the
+  topic without it, and the warning says that its durability cannot be told.
+
+The alternative is on the server: for 0.8, ` + "`IGGY_SYSTEM_PARTITION_MESSAGES_REQUIRED_TO_SAVE=1`" + ` and
+` + "`IGGY_SYSTEM_PARTITION_ENFORCE_FSYNC=true`" + `; for 0.9, topics created with ` + "`durability: persisted`" + `
+by other means.
 
 === Delivery
 
@@ -269,8 +279,8 @@ func Spec() *service.ConfigSpec {
 				Advanced(),
 			service.NewStringAnnotatedEnumField(ioFieldAckAfter, map[string]string{
 				ackAfterSend:  "Acknowledge when Iggy has accepted the batch (it may still be only in memory).",
-				ackAfterFlush: "Also make Iggy save the partitions written to (FlushUnsavedBuffer) before acknowledging. Iggy 0.8 only.",
-				ackAfterFsync: "Also make Iggy save and fsync the partitions written to before acknowledging. Iggy 0.8 only.",
+				ackAfterFlush: "Acknowledge once Iggy has saved the batch: Iggy 0.8 is asked to save the partitions written to (FlushUnsavedBuffer); on Iggy 0.9, topics created by the output get durability persisted and existing topics without it are warned about.",
+				ackAfterFsync: "As flush, with the saved partitions also synced to disk on Iggy 0.8 (fsync); on Iggy 0.9 the same as flush (durability persisted).",
 			}).
 				Description("When a batch counts as delivered, and so when the input may commit its offsets. See Durability.").
 				Default(ackAfterSend).
