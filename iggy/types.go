@@ -119,7 +119,9 @@ const (
 // MaxKeyBytes is the longest message key Iggy accepts.
 const MaxKeyBytes = 255
 
-// Balanced lets the server choose the partition (round robin).
+// Balanced spreads sends over a topic's partitions round robin: Iggy 0.8
+// servers choose the partition; on Iggy 0.9 the connection does, as the
+// released SDK does (see v09.route).
 func Balanced() Partitioning { return Partitioning{Kind: PartitionBalanced} }
 
 // PartitionID sends to one partition.
@@ -127,8 +129,9 @@ func PartitionID(p uint32) Partitioning {
 	return Partitioning{Kind: PartitionByID, Value: binary.LittleEndian.AppendUint32(nil, p)}
 }
 
-// MessagesKey lets the server place the batch by xxHash32(key) modulo the
-// partition count. Keys are 1 to 255 bytes.
+// MessagesKey places the batch by xxHash32(key) modulo the partition
+// count: the server applies the rule on Iggy 0.8, the connection on Iggy
+// 0.9. Keys are 1 to 255 bytes.
 func MessagesKey(key []byte) (Partitioning, error) {
 	if len(key) == 0 || len(key) > MaxKeyBytes {
 		return Partitioning{}, fmt.Errorf("message key is %d bytes: Iggy message keys must be 1 to %d bytes", len(key), MaxKeyBytes)

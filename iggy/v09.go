@@ -37,6 +37,10 @@ type v09 struct {
 	// next is the request number the next replicated operation takes
 	// (then next+1). Pings, reads and polls carry it unchanged.
 	next uint64
+	// routes are the topics whose Balanced and MessagesKey sends this
+	// connection resolved to a partition (see route).
+	routes map[string]*v09Route
+	routed [4]byte // the partition id of the last routed send
 }
 
 // newV09 returns a dialect that has not logged in yet.

@@ -39,7 +39,17 @@ const (
 // written) is retried once with the same bytes; 57 is not, as it leaves
 // the outcome open and a replay could store the batch twice.
 func (v *v09) send(w *wire, b *Batch) ([]Appended, error) {
-	req, err := v.encodeSend(w, b)
+	if v.session == 0 {
+		return nil, errV09NoSession
+	}
+	if _, err := v09SendSize(b, b.Partitioning); err != nil {
+		return nil, err
+	}
+	part, err := v.route(w, b)
+	if err != nil {
+		return nil, err
+	}
+	req, err := v.encodeSend(w, b, part)
 	if err != nil {
 		return nil, err
 	}
@@ -64,22 +74,20 @@ func (v *v09) send(w *wire, b *Batch) ([]Appended, error) {
 // payload and the user headers (payload first). Each frame's XXH3-64
 // checksum covers its bytes from 8 on; the batch checksum covers the batch
 // header fields and then every frame checksum. Messages with an all-zero id
-// get a random one, as 0.9 servers keep ids as sent.
-func (v *v09) encodeSend(w *wire, b *Batch) ([]byte, error) {
-	if v.session == 0 {
-		return nil, errV09NoSession
-	}
-	n, err := v09SendSize(b)
+// get a random one, as 0.9 servers keep ids as sent. part is the
+// partitioning sent, b's own or the partition route chose for it.
+func (v *v09) encodeSend(w *wire, b *Batch, part Partitioning) ([]byte, error) {
+	n, err := v09SendSize(b, part)
 	if err != nil {
 		return nil, err
 	}
 	count := len(b.Messages)
-	meta := b.Stream.wireLen() + b.Topic.wireLen() + 2 + len(b.Partitioning.Value) + 4
+	meta := b.Stream.wireLen() + b.Topic.wireLen() + 2 + len(part.Value) + 4
 	// Room past the request for the bytes the batch checksum covers.
 	buf := w.buf(n + v09BatchSummed + 4 + 8*count)
 	buf = v.appendHeader(buf, v09OpSendMessages, 0, v.claim())
 	buf = v09le.AppendUint32(buf, uint32(meta))
-	buf = b.Partitioning.appendTo(b.Topic.appendTo(b.Stream.appendTo(buf)))
+	buf = part.appendTo(b.Topic.appendTo(b.Stream.appendTo(buf)))
 	buf = v09le.AppendUint32(buf, uint32(count))
 	batch := len(buf)
 	buf = append(buf, v09Zero[:v09BatchHeaderBytes]...)
@@ -94,22 +102,23 @@ func (v *v09) encodeSend(w *wire, b *Batch) ([]byte, error) {
 	return v09Seal(buf, false), nil
 }
 
-// v09SendSize checks a batch and returns the size of its request.
-func v09SendSize(b *Batch) (int, error) {
+// v09SendSize checks a batch and returns the size of its request with
+// partitioning part.
+func v09SendSize(b *Batch, part Partitioning) (int, error) {
 	if len(b.Messages) == 0 {
 		return 0, errors.New("a batch needs at least one message")
 	}
 	if err := v09CheckIDs(b.Stream, b.Topic); err != nil {
 		return 0, err
 	}
-	switch p := b.Partitioning; {
+	switch p := part; {
 	case p.Kind == PartitionBalanced && len(p.Value) == 0,
 		p.Kind == PartitionByID && len(p.Value) == 4,
 		p.Kind == PartitionByKey && len(p.Value) > 0 && len(p.Value) <= MaxKeyBytes:
 	default:
 		return 0, fmt.Errorf("invalid partitioning (kind %d, %d bytes)", p.Kind, len(p.Value))
 	}
-	n := v09HeaderBytes + 4 + b.Stream.wireLen() + b.Topic.wireLen() + 2 + len(b.Partitioning.Value) + 4 + v09BatchHeaderBytes
+	n := v09HeaderBytes + 4 + b.Stream.wireLen() + b.Topic.wireLen() + 2 + len(part.Value) + 4 + v09BatchHeaderBytes
 	for i := range b.Messages {
 		m := &b.Messages[i]
 		n += v09FrameHeaderBytes + len(m.Payload) + len(m.UserHeaders)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/OneOfOne/xxhash"
 	"github.com/zeebo/xxh3"
 )
 
@@ -239,7 +240,7 @@ func TestV09RequestNumbers(t *testing.T) {
 	steps := []func() error{
 		func() error { return v.ping(w) },
 		func() error { return v.createStream(w, "s") },
-		func() error { _, err := v.send(w, t09Batch(Balanced(), 1)); return err },
+		func() error { _, err := v.send(w, t09Batch(PartitionID(0), 1)); return err },
 		func() error { _, err := v.send(w, t09Batch(PartitionID(0), 1)); return err },
 		func() error { return v.createTopic(w, NumericID(0), TopicSpec{Name: "t", Partitions: 3}) },
 		func() error { _, err := v.getTopic(w, NumericID(0), NumericID(0)); return err },
@@ -362,13 +363,13 @@ func TestV09TransientRetry(t *testing.T) {
 	if err := v.deleteStream(w, NumericID(1)); err != nil {
 		t.Fatalf("57 in the result section: %v", err)
 	}
-	if _, err := v.send(w, t09Batch(Balanced(), 2)); err != nil {
+	if _, err := v.send(w, t09Batch(PartitionID(0), 2)); err != nil {
 		t.Fatalf("send after 58: %v", err)
 	}
 	if !bytes.Equal(first, second) || tle.Uint64(second[168:]) != 3 {
 		t.Fatalf("a send refused with 58 goes again as it was, request number included (3): %d then %d", tle.Uint64(first[168:]), tle.Uint64(second[168:]))
 	}
-	if _, err := v.send(w, t09Batch(Balanced(), 2)); CodeOf(err) != 57 {
+	if _, err := v.send(w, t09Batch(PartitionID(0), 2)); CodeOf(err) != 57 {
 		t.Fatalf("a send answered 57 is not sent again: %v", err)
 	}
 }
@@ -433,7 +434,7 @@ func TestV09EncodeSend(t *testing.T) {
 			{Payload: []byte("three")},
 		}}
 	v := t09LoggedIn()
-	req, err := v.encodeSend(&wire{}, b)
+	req, err := v.encodeSend(&wire{}, b, b.Partitioning)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,12 +490,47 @@ func mustName(t *testing.T, s string) Identifier {
 	return id
 }
 
+// TestV09Route: Balanced and MessagesKey sends go out as partition ids, as
+// the released 0.11.0 SDK sends them: the topic's partition count is read
+// once (get topic), Balanced walks the partitions from 0, a key goes to
+// xxHash32(key) modulo the count; a missing topic is ResourceNotFound
+// without a send.
+func TestV09Route(t *testing.T) {
+	var got [][]byte
+	rec := func(next t09Step) t09Step {
+		return func(req []byte) []byte { got = append(got, req); return next(req) }
+	}
+	receipt := t09Ok(tle.AppendUint32(nil, 0))
+	w := t09Serve(t, rec(t09Ok(t09TopicBody(1, "t", 3, "replicated"))), rec(receipt), rec(receipt), rec(receipt),
+		rec(receipt), rec(receipt), rec(t09Ok(nil)))
+	v := t09LoggedIn()
+	key, _ := MessagesKey([]byte("order-42"))
+	for _, p := range []Partitioning{Balanced(), Balanced(), Balanced(), Balanced(), key} {
+		if _, err := v.send(w, t09Batch(p, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := v.send(w, &Batch{Stream: NumericID(1), Topic: NumericID(9), Partitioning: Balanced(), Messages: []Message{{Payload: []byte("x")}}}); CodeOf(err) != CodeResourceNotFound {
+		t.Fatalf("a send to a missing topic: %v", err)
+	}
+	if len(got) != 7 || tle.Uint32(got[0][196:]) != v09CodeGetTopic || tle.Uint32(got[6][196:]) != v09CodeGetTopic {
+		t.Fatalf("%d requests; the partition count is read once per topic", len(got))
+	}
+	want := []uint32{0, 1, 2, 0, xxhash.Checksum32([]byte("order-42")) % 3}
+	for i, w := range want {
+		req := got[1+i]
+		if req[256+4+12] != PartitionByID || tle.Uint32(req[256+4+12+2:]) != w {
+			t.Errorf("send %d: partitioning % x, want partition %d", i, req[256+4+12:256+4+12+6], w)
+		}
+	}
+}
+
 func TestV09EncodeSendPartitionings(t *testing.T) {
 	for _, c := range []struct {
 		p    Partitioning
 		want []byte
 	}{{Balanced(), []byte{1, 0}}, {PartitionID(5), []byte{2, 4, 5, 0, 0, 0}}} {
-		req, err := t09LoggedIn().encodeSend(&wire{}, t09Batch(c.p, 1))
+		req, err := t09LoggedIn().encodeSend(&wire{}, t09Batch(c.p, 1), c.p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -503,12 +539,12 @@ func TestV09EncodeSendPartitionings(t *testing.T) {
 		}
 	}
 	bad := t09Batch(Partitioning{Kind: 2}, 1)
-	if _, err := t09LoggedIn().encodeSend(&wire{}, bad); err == nil {
+	if _, err := t09LoggedIn().encodeSend(&wire{}, bad, bad.Partitioning); err == nil {
 		t.Error("a partition id without a value is refused")
 	}
 	big := t09Batch(Balanced(), 1)
 	big.Messages[0].Payload = make([]byte, v09MaxFrameBytes)
-	if _, err := t09LoggedIn().encodeSend(&wire{}, big); err == nil {
+	if _, err := t09LoggedIn().encodeSend(&wire{}, big, big.Partitioning); err == nil {
 		t.Error("a batch over 64 MiB is refused")
 	}
 }
@@ -519,7 +555,7 @@ func TestV09EncodeSendAllocs(t *testing.T) {
 	b.Messages[5].UserHeaders = []byte{2, 1, 0, 0, 0, 'k', 2, 1, 0, 0, 0, 'v'}
 	v, w := t09LoggedIn(), &wire{}
 	encode := func() {
-		req, err := v.encodeSend(w, b)
+		req, err := v.encodeSend(w, b, b.Partitioning)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -539,18 +575,18 @@ func TestV09SendReply(t *testing.T) {
 	}
 	w := t09Serve(t, t09Ok(body), t09Ok(tle.AppendUint32(nil, 0)), t09Ok(nil))
 	v := t09LoggedIn()
-	app, err := v.send(w, t09Batch(Balanced(), 1))
+	app, err := v.send(w, t09Batch(PartitionID(0), 1))
 	if err != nil || len(app) != 2 || app[1] != (Appended{Partition: 3, BaseOffset: 103}) || app[0] != (Appended{0, 100}) {
 		t.Fatalf("%+v %v", app, err)
 	}
-	if app, err := v.send(w, t09Batch(Balanced(), 1)); err != nil || app != nil {
+	if app, err := v.send(w, t09Batch(PartitionID(0), 1)); err != nil || app != nil {
 		t.Fatalf("count 0 is a stored batch without offsets: %+v %v", app, err)
 	}
 	// An empty body is what a released 0.9.0 server answers a send it
 	// took for a duplicate: nothing was stored, so it must not read as
 	// success, and it is no *ServerError (the Conn closes and the batch is
 	// sent again on a new login).
-	_, err = v.send(w, t09Batch(Balanced(), 1))
+	_, err = v.send(w, t09Batch(PartitionID(0), 1))
 	if !errors.Is(err, errV09DuplicateSend) || CodeOf(err) != 0 || !strings.Contains(err.Error(), "send request 3") {
 		t.Fatalf("an empty reply: %v", err)
 	}
@@ -855,7 +891,7 @@ func BenchmarkV09EncodeSend(b *testing.B) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {
-		req, err := v.encodeSend(w, batch)
+		req, err := v.encodeSend(w, batch, batch.Partitioning)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -244,7 +244,7 @@ func Spec() *service.ConfigSpec {
 				LintRule(speclint.SizeOr(ioFieldMaxTopicSize, "server_default", "unlimited")).
 				Advanced(),
 			service.NewStringAnnotatedEnumField(ioFieldPartitioning, map[string]string{
-				partitioningBalanced:  "The server spreads messages over the topic's partitions round-robin.",
+				partitioningBalanced:  "Requests go to the topic's partitions in turn: Iggy 0.8 picks the partition (round-robin per request); on Iggy 0.9, as its own SDK does, each connection picks it (round-robin per topic from partition 0, the partition count read every 10 seconds).",
 				partitioningPartition: "Each message goes to the partition given by `partition` (0-based in Iggy 0.8).",
 				partitioningKey:       "Each message goes to the partition Iggy's rule gives its `key`: xxHash32 of the key modulo the topic's partition count (the same key always reaches the same partition while the partition count stays the same). The output applies the rule itself, reading the partition count every 10 seconds, and sends one request per partition.",
 			}).
