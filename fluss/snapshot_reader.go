@@ -149,15 +149,19 @@ func (r *SnapshotReader) check(cfg snapshotConfig) error {
 }
 
 // openDecoder sets the output schema (the projected current schema) and
-// the value decoder.
+// the value decoder, for the table's row format and value layout.
 func (r *SnapshotReader) openDecoder(ctx context.Context, c *Client, cfg snapshotConfig) error {
 	info := r.info
-	format, err := records.ParseKVFormat(kvFormat(info))
+	format, err := records.ParseKVFormat(tableProperty(info, types.PropKVFormat))
+	if err != nil {
+		return fmt.Errorf("fluss: %s: %w", r.what, err)
+	}
+	layout, err := records.ParseKVValueLayout(tableProperty(info, types.PropKVValueLayout))
 	if err != nil {
 		return fmt.Errorf("fluss: %s: %w", r.what, err)
 	}
 	r.schema = info.Schema
-	decOpts := []records.Option{records.WithAllocator(cfg.mem)}
+	decOpts := []records.Option{records.WithAllocator(cfg.mem), records.WithKVValueLayout(layout)}
 	if cfg.columns != nil {
 		idx, err := info.Schema.ProjectionIndices(cfg.columns)
 		if err != nil {
@@ -187,13 +191,13 @@ func (r *SnapshotReader) openDecoder(ctx context.Context, c *Client, cfg snapsho
 	return nil
 }
 
-// kvFormat is the table's table.kv.format ("" when the descriptor does not
-// say: the default, COMPACTED).
-func kvFormat(info *TableInfo) string {
+// tableProperty is the table's property key, "" when the descriptor does
+// not set it (the parsers of the properties take "" for the default).
+func tableProperty(info *TableInfo, key string) string {
 	if info.Descriptor == nil {
 		return ""
 	}
-	return info.Descriptor.Property("table.kv.format", "")
+	return info.Descriptor.Property(key, "")
 }
 
 // download fetches the SST files into a new directory and opens them.

@@ -47,7 +47,7 @@ func (f *floor) segment(path string) (int64, error) {
 		if raw.RecordCount == 0 {
 			continue
 		}
-		body := raw.Bytes[records.HeaderSize:]
+		body := raw.Bytes[raw.RecordsOffset():]
 		if !raw.AppendOnly() {
 			body = body[int(raw.RecordCount):]
 		}

@@ -38,12 +38,14 @@ func BenchmarkDecode(b *testing.B) {
 			wire = append(wire, mustEncode(b, rec, c, int64(k*rows), nil, memory.DefaultAllocator)...)
 			rec.Release()
 		}
-		for _, proj := range []bool{false, true} {
-			name := c.String()
+		for _, variant := range []string{"", "/project-2-of-10", "/owned"} {
+			name := c.String() + variant
 			opts := []Option{}
-			if proj {
-				name += "/project-2-of-10"
+			switch variant {
+			case "/project-2-of-10":
 				opts = append(opts, WithProjection([]int{0, 4}))
+			case "/owned": // what the scanner uses
+				opts = append(opts, WithOwnedBuffers(true))
 			}
 			b.Run(name, func(b *testing.B) {
 				d, err := NewDecoder(fixedLookup(s), opts...)

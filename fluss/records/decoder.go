@@ -33,6 +33,8 @@ type config struct {
 	owned      bool
 	format     LogFormat
 	types      TypeLookup
+	// valueLayout is the KV value layout (ValueDecoder only).
+	valueLayout KVValueLayout
 }
 
 // Option configures a Decoder.
@@ -348,8 +350,8 @@ func (d *Decoder) DecodeBatch(raw *RawBatch, fetchOffset int64) (b *Batch, err e
 			err = fmt.Errorf("%w: batch at offset %d: decoder panic: %v", ErrInvalidBatch, raw.BaseOffset, r)
 		}
 	}()
-	if int64(len(raw.Bytes)) != raw.Size() || len(raw.Bytes) < HeaderSize {
-		return nil, fmt.Errorf("%w: batch at offset %d: %d bytes, header says %d", ErrInvalidBatch, raw.BaseOffset, len(raw.Bytes), raw.Size())
+	if err := raw.checkFrame(); err != nil {
+		return nil, err
 	}
 	if raw.Size() > d.cfg.maxBytes {
 		return nil, fmt.Errorf("%w: batch at offset %d has %d bytes, limit %d", ErrTooLarge, raw.BaseOffset, raw.Size(), d.cfg.maxBytes)
@@ -366,7 +368,7 @@ func (d *Decoder) DecodeBatch(raw *RawBatch, fetchOffset int64) (b *Batch, err e
 		return d.decodeRowBatch(raw, fetchOffset)
 	}
 	rows := int64(raw.RecordCount)
-	pos := HeaderSize
+	pos := raw.RecordsOffset()
 	var cts []ChangeType
 	if !raw.AppendOnly() {
 		if int64(len(raw.Bytes)-pos) < rows {

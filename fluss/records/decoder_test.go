@@ -229,10 +229,10 @@ func TestBadMagic(t *testing.T) {
 	rec := buildRecord(t, memory.DefaultAllocator, s, 3, 0, 1)
 	defer rec.Release()
 	wire := mustEncode(t, rec, CompressionNone, 0, nil, nil)
-	wire[offMagic] = 1
+	wire[offMagic] = 3
 	d, _ := NewDecoder(fixedLookup(s))
 	_, err := d.Decode(wire, 0)
-	if !errors.Is(err, ErrUnsupportedMagic) || !strings.Contains(err.Error(), "magic 1") {
+	if !errors.Is(err, ErrUnsupportedMagic) || !strings.Contains(err.Error(), "magic 3") {
 		t.Fatalf("err = %v", err)
 	}
 }

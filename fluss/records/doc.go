@@ -1,11 +1,16 @@
 // Package records reads and writes the record batches that Apache Fluss stores
 // in its logs and accepts in its write requests.
 //
-// A log batch (magic 0, all fields little-endian) is a 48-byte header, an
-// optional change-type vector (one byte per row, absent for append-only
-// batches) and one Arrow IPC RecordBatch message without its schema: the
-// schema comes from the table metadata, looked up by the batch's schema id.
-// Arrow buffer compression (LZ4_FRAME, ZSTD) is supported both ways.
+// A log batch (all fields little-endian) is a header, an optional
+// change-type vector (one byte per row, absent for append-only batches) and
+// one Arrow IPC RecordBatch message without its schema: the schema comes from
+// the table metadata, looked up by the batch's schema id. Arrow buffer
+// compression (LZ4_FRAME, ZSTD) is supported both ways. The header is that
+// of magic 0 (48 bytes, every Fluss release), magic 1 (Fluss 1.0: 52 bytes,
+// then column statistics, which the decoder skips) or magic 2 (Fluss 1.0:
+// 56 bytes with a leader epoch, then statistics); see header.go for the
+// layouts and for what magic 1 meant before Fluss 1.0. The encoders write
+// magic 0.
 //
 // Tables with table.log.format INDEXED or COMPACTED store one record per
 // row instead (int32 length, change-type byte, IndexedRow or CompactedRow,

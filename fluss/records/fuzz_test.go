@@ -41,9 +41,12 @@ const allTypesColumns = "id BIGINT NOT NULL, c_boolean BOOLEAN, c_tinyint TINYIN
 	"c_array_row ARRAY<ROW<k STRING, v DATE>>, c_map_string_row MAP<STRING, ROW<x BINARY(2), y TIME(3)>>"
 
 // allTypesSchema is the Arrow schema fluss/types derives for allTypesColumns.
-func allTypesSchema(t testing.TB) *arrow.Schema {
+func allTypesSchema(t testing.TB) *arrow.Schema { return columnsSchema(t, allTypesColumns) }
+
+// columnsSchema is the Arrow schema fluss/types derives for a column list.
+func columnsSchema(t testing.TB, columns string) *arrow.Schema {
 	t.Helper()
-	cols, err := types.ParseColumns(allTypesColumns)
+	cols, err := types.ParseColumns(columns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +98,14 @@ func generatedSeeds(t testing.TB) map[string][]byte {
 	multi = append(multi, mustEncode(t, rec, CompressionNone, 5, nil, mem)...)
 	out["gen-multi.bin"] = multi
 	out["gen-truncated.bin"] = multi[:len(multi)-17]
+	// Fluss 1.0 magics: V1 with statistics (none for the empty batch), V2.
+	d, err := NewDecoder(fixedLookup(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := statsOf(t, d, []int{0, 1, 4, 6, 7})
+	out["gen-v1-multi.bin"] = withMagic(t, multi, 1, stats, 0)
+	out["gen-v2-changelog.bin"] = withMagic(t, out["gen-changelog.bin"], 2, stats, 3)
 	return out
 }
 
@@ -110,29 +121,12 @@ func TestWriteSeeds(t *testing.T) {
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	gen, _ := NewDecoder(fixedLookup(fuzzSchema()), WithAllocator(mem))
-	cluster, _ := NewDecoder(fixedLookup(allTypesSchema(t)), WithAllocator(mem))
-	// Server-projected: columns 0, 13, 54, 56 (see the integration test).
-	projected, _ := NewDecoder(fixedLookup(allTypesSchema(t)), WithAllocator(mem),
-		WithProjection([]int{56, 13, 0, 54}), WithProjectionPushedDown(true))
-	rows := map[LogFormat]*Decoder{}
-	for _, f := range []LogFormat{LogFormatCompacted, LogFormatIndexed} {
-		rows[f], _ = NewDecoder(fixedLookup(allTypesSchema(t)), WithAllocator(mem), WithLogFormat(f, allTypesTypes(t)))
-	}
 	seeds := seedFiles(t)
 	if len(seeds) == 0 {
 		t.Fatal("no seeds in testdata/")
 	}
 	for name, b := range seeds {
-		d := gen
-		switch {
-		case seedFormat(name) != LogFormatArrow:
-			d = rows[seedFormat(name)]
-		case strings.HasSuffix(name, "-projected.bin"):
-			d = projected
-		case strings.HasPrefix(name, "cluster-"):
-			d = cluster
-		}
+		d := seedDecoder(t, name, mem)
 		res, err := d.Decode(b, 0)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -145,6 +139,50 @@ func TestWriteSeeds(t *testing.T) {
 		}
 		res.Release()
 	}
+}
+
+// seedDecoder returns a decoder of the seed file name (testdata/README.md):
+// the generated ones have testSchema, the cluster ones the all-types
+// schema, in the log format and projection their name says.
+func seedDecoder(t testing.TB, name string, mem memory.Allocator) *Decoder {
+	opts := []Option{WithAllocator(mem)}
+	lookup := fixedLookup(allTypesSchema(t))
+	switch {
+	case seedFormat(name) != LogFormatArrow:
+		opts = append(opts, WithLogFormat(seedFormat(name), allTypesTypes(t)))
+	case strings.HasSuffix(name, "-projected.bin"):
+		// Server-projected: columns 0, 13, 54, 56 (see the integration test).
+		opts = append(opts, WithProjection([]int{56, 13, 0, 54}), WithProjectionPushedDown(true))
+	case !strings.HasPrefix(name, "cluster-"):
+		lookup = fixedLookup(fuzzSchema())
+	}
+	d, err := NewDecoder(lookup, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// magicSeeds returns the V1 and V2 forms of the magic-0 seed files, with
+// statistics of some columns (none for server-projected ones, as the
+// server sends them).
+func magicSeeds(t testing.TB, seeds map[string][]byte) [][]byte {
+	var out [][]byte
+	for name, b := range seeds {
+		if it := NewBatchIterator(b); !it.Next() || it.Batch().Magic != 0 {
+			continue
+		}
+		var stats statsFunc
+		switch {
+		case strings.HasSuffix(name, "-projected.bin"):
+		case strings.HasPrefix(name, "cluster-"):
+			stats = statsOf(t, seedDecoder(t, name, memory.DefaultAllocator), allTypesStatsColumns)
+		default:
+			stats = statsOf(t, seedDecoder(t, name, memory.DefaultAllocator), []int{0, 1, 4, 6, 7})
+		}
+		out = append(out, withMagic(t, b, 1, stats, 0), withMagic(t, b, 2, stats, 5))
+	}
+	return out
 }
 
 // touch reads every value, as a consumer would.
@@ -168,6 +206,16 @@ func FuzzDecodeBatch(f *testing.F) {
 	}
 	for _, b := range generatedSeeds(f) {
 		f.Add(b)
+	}
+	for _, b := range magicSeeds(f, seedFiles(f)) {
+		f.Add(b)
+	}
+	rust, err := filepath.Glob(filepath.Join("testdata", "rust", "*.bin"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range rust {
+		f.Add(readSeed(f, filepath.Join("rust", filepath.Base(p))))
 	}
 	f.Add([]byte{})
 	f.Add(make([]byte, HeaderSize))

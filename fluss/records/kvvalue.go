@@ -17,10 +17,61 @@ import (
 // store, and so in its KV snapshots): the schema id the row was written
 // with, an int16 little-endian, then one row in the table's table.kv.format,
 // COMPACTED (the default) or INDEXED (ValueEncoder/ValueDecoder in the Java
-// server).
+// server). Fluss 1.0 may put a tag before the schema id (KVValueLayout).
 
 // KVValueHeaderSize is the size of a KV value's schema id.
 const KVValueHeaderSize = 2
+
+// KVValueLayout is the physical layout of the values in a primary-key
+// table's RocksDB store, and so in its KV snapshots: the table property
+// table.kv.value-layout-version of Fluss 1.0 (apache/fluss#3621, row TTL),
+// which the server sets itself; tables without it use KVValueLayoutPlain.
+// The layout is storage-only: lookup replies and the changelog carry plain
+// rows whatever the table's layout.
+type KVValueLayout int8
+
+// The KV value layouts of Fluss 1.0.
+const (
+	// KVValueLayoutPlain (version 1): the int16 little-endian schema id,
+	// then the row.
+	KVValueLayoutPlain KVValueLayout = 1
+	// KVValueLayoutTagged (version 2, tables that need a per-row tag, such
+	// as row TTL's reference timestamp): a big-endian int64 tag, then the
+	// plain layout. The decoder skips the tag.
+	KVValueLayoutTagged KVValueLayout = 2
+)
+
+// kvValueTagSize is the size of the tag of KVValueLayoutTagged.
+const kvValueTagSize = 8
+
+// ParseKVValueLayout parses a table.kv.value-layout-version value: "" (the
+// property is absent) or 1 is KVValueLayoutPlain, 2 is KVValueLayoutTagged;
+// the layout names PLAIN and TAGGED are accepted too (any case). Other
+// values are an error naming the property.
+func ParseKVValueLayout(s string) (KVValueLayout, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "", "1", "PLAIN":
+		return KVValueLayoutPlain, nil
+	case "2", "TAGGED":
+		return KVValueLayoutTagged, nil
+	}
+	return 0, fmt.Errorf("fluss/records: unknown %s %q (this reader knows 1, PLAIN, and 2, TAGGED)", types.PropKVValueLayout, s)
+}
+
+// String returns the layout's name: "PLAIN" or "TAGGED".
+func (l KVValueLayout) String() string {
+	switch l {
+	case KVValueLayoutPlain:
+		return "PLAIN"
+	case KVValueLayoutTagged:
+		return "TAGGED"
+	}
+	return fmt.Sprintf("KVValueLayout(%d)", int8(l))
+}
+
+// WithKVValueLayout sets the layout of the values a ValueDecoder reads
+// (default KVValueLayoutPlain). Log decoders ignore it.
+func WithKVValueLayout(l KVValueLayout) Option { return func(c *config) { c.valueLayout = l } }
 
 // ParseKVFormat maps a table.kv.format value (any case; "" is the default,
 // COMPACTED) to the LogFormat of the same row encoding.
@@ -42,9 +93,10 @@ func ParseKVFormat(s string) (LogFormat, error) {
 // scanner does: a column the value's schema lacks (added later) is null, a
 // column it has with another type is an error.
 //
-// Of the decoder Options, WithAllocator, WithProjection and
-// WithMaxBatchBytes (the Arrow bytes of the rows between two Flushes) apply;
-// the others are ignored. A ValueDecoder is not safe for concurrent use.
+// Of the decoder Options, WithAllocator, WithProjection, WithKVValueLayout
+// and WithMaxBatchBytes (the Arrow bytes of the rows between two Flushes)
+// apply; the others are ignored. A ValueDecoder is not safe for concurrent
+// use.
 type ValueDecoder struct {
 	lookup TypeLookup
 	format LogFormat
@@ -77,12 +129,15 @@ func NewValueDecoder(lookup TypeLookup, schemaID int16, format LogFormat, opts .
 	if !format.isRow() {
 		return nil, fmt.Errorf("fluss/records: kv format %q is not a row format (want COMPACTED or INDEXED)", string(format))
 	}
-	cfg := config{mem: memory.DefaultAllocator, maxBytes: DefaultMaxBatchBytes}
+	cfg := config{mem: memory.DefaultAllocator, maxBytes: DefaultMaxBatchBytes, valueLayout: KVValueLayoutPlain}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.maxBytes <= 0 {
 		return nil, fmt.Errorf("fluss/records: max batch bytes %d must be positive", cfg.maxBytes)
+	}
+	if cfg.valueLayout != KVValueLayoutPlain && cfg.valueLayout != KVValueLayoutTagged {
+		return nil, fmt.Errorf("fluss/records: unknown kv value layout %v", cfg.valueLayout)
 	}
 	schema, err := lookup(schemaID)
 	if err != nil {
@@ -194,14 +249,21 @@ func columnIndex(s *types.Schema, c *types.Column, byID bool) int {
 	return -1
 }
 
-// Append decodes one KV value (schema id and row) and adds it as the next
-// row. A value that cannot be decoded is an error wrapping ErrInvalidBatch
-// (ErrTooLarge past the size limit); a lookup failure is returned as is.
-// After an error that interrupted a row, the decoder keeps failing: release
-// it.
+// Append decodes one KV value (the tag if the layout has one, the schema id
+// and the row) and adds it as the next row. A value that cannot be decoded
+// is an error wrapping ErrInvalidBatch (ErrTooLarge past the size limit); a
+// lookup failure is returned as is. After an error that interrupted a row,
+// the decoder keeps failing: release it.
 func (d *ValueDecoder) Append(value []byte) error {
 	if d.err != nil {
 		return d.err
+	}
+	if d.cfg.valueLayout == KVValueLayoutTagged {
+		if len(value) < kvValueTagSize+KVValueHeaderSize {
+			return fmt.Errorf("%w: kv value of %d bytes, shorter than the tag and schema id of the %v layout",
+				ErrInvalidBatch, len(value), d.cfg.valueLayout)
+		}
+		value = value[kvValueTagSize:]
 	}
 	if len(value) < KVValueHeaderSize {
 		return fmt.Errorf("%w: kv value of %d bytes, shorter than its schema id", ErrInvalidBatch, len(value))

@@ -3,6 +3,7 @@ package records
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,7 +20,7 @@ func seedValues(t testing.TB, batch []byte) [][]byte {
 	it := NewBatchIterator(batch)
 	for it.Next() {
 		b := it.Batch().Bytes
-		for pos := HeaderSize; pos+recordOverhead <= len(b); {
+		for pos := it.Batch().RecordsOffset(); pos+recordOverhead <= len(b); {
 			n := int(int32(binary.LittleEndian.Uint32(b[pos:])))
 			if n < 1 || pos+4+n > len(b) {
 				t.Fatalf("seed record at byte %d: length %d", pos, n)
@@ -31,9 +32,16 @@ func seedValues(t testing.TB, batch []byte) [][]byte {
 	return out
 }
 
+// tagged returns value in the TAGGED layout of Fluss 1.0
+// (table.kv.value-layout-version 2; apache/fluss#3621): a big-endian int64
+// tag, here a row TTL's reference timestamp, before the plain value.
+func tagged(value []byte, tag int64) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(tag)), value...)
+}
+
 // TestValueDecoderMatchesLog decodes the all-types rows of the Java
-// client's row-format logs as KV values: the records equal the log
-// decoder's, with and without a projection.
+// client's row-format logs as KV values, plain and tagged: the records
+// equal the log decoder's, with and without a projection.
 func TestValueDecoderMatchesLog(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -43,9 +51,13 @@ func TestValueDecoderMatchesLog(t *testing.T) {
 		if format == LogFormatArrow {
 			continue
 		}
-		for _, proj := range [][]int{nil, {56, 13, 0, 54}} {
+		for k, proj := range [][]int{nil, {56, 13, 0, 54}, nil} {
+			layout := KVValueLayoutPlain
+			if k == 2 {
+				layout = KVValueLayoutTagged
+			}
 			opts := []Option{WithAllocator(mem), WithCRCCheck(false), WithLogFormat(format, typ)}
-			vopts := []Option{WithAllocator(mem)}
+			vopts := []Option{WithAllocator(mem), WithKVValueLayout(layout)}
 			if proj != nil {
 				opts = append(opts, WithProjection(proj))
 				vopts = append(vopts, WithProjection(proj))
@@ -63,6 +75,11 @@ func TestValueDecoderMatchesLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			values := seedValues(t, b)
+			if layout == KVValueLayoutTagged {
+				for i := range values {
+					values[i] = tagged(values[i], 1796018035906+int64(i))
+				}
+			}
 			i := 0
 			for _, batch := range res.Batches {
 				for r := 0; r < batch.NumRows(); r++ {
@@ -75,11 +92,10 @@ func TestValueDecoderMatchesLog(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				same := batch.Record.Schema().Equal(got.Schema()) && array.RecordApproxEqual(batch.Record, got,
-					array.WithAbsTolerance(0), array.WithNaNsEqual(true)) // exact, but NaN equals NaN
+				same := sameRecords(batch.Record, got)
 				got.Release()
 				if !same {
-					t.Fatalf("%s (projection %v): the values decode to other records than the log", name, proj)
+					t.Fatalf("%s (projection %v, %v): the values decode to other records than the log", name, proj, layout)
 				}
 			}
 			if i != len(values) {
@@ -181,11 +197,13 @@ func FuzzValueDecoder(f *testing.F) {
 		for i, v := range seedValues(f, b) {
 			if i < 3 {
 				f.Add(v)
+				f.Add(tagged(v, int64(i)))
 			}
 		}
 	}
 	f.Add([]byte{})
 	f.Add([]byte{1, 0})
+	f.Add(tagged([]byte{1, 0}, 1))
 	typ := allTypesTypes(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -193,6 +211,7 @@ func FuzzValueDecoder(f *testing.F) {
 			for _, opts := range [][]Option{
 				{WithAllocator(mem), WithMaxBatchBytes(1 << 20)},
 				{WithAllocator(mem), WithMaxBatchBytes(1 << 12), WithProjection([]int{56, 13, 0, 54})},
+				{WithAllocator(mem), WithMaxBatchBytes(1 << 20), WithKVValueLayout(KVValueLayoutTagged)},
 			} {
 				d, err := NewValueDecoder(typ, 1, format, opts...)
 				if err != nil {
@@ -216,4 +235,34 @@ func FuzzValueDecoder(f *testing.F) {
 		}
 		mem.AssertSize(t, 0)
 	})
+}
+
+// TestKVValueLayout: the table.kv.value-layout-version values, and tagged
+// values too short for their tag and schema id.
+func TestKVValueLayout(t *testing.T) {
+	for in, want := range map[string]KVValueLayout{"": KVValueLayoutPlain, "1": KVValueLayoutPlain, " plain ": KVValueLayoutPlain,
+		"2": KVValueLayoutTagged, "TAGGED": KVValueLayoutTagged} {
+		if got, err := ParseKVValueLayout(in); err != nil || got != want {
+			t.Errorf("ParseKVValueLayout(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"3", "0", "v2", "-1"} {
+		if _, err := ParseKVValueLayout(in); err == nil || !strings.Contains(err.Error(), "table.kv.value-layout-version") {
+			t.Errorf("ParseKVValueLayout(%q): %v", in, err)
+		}
+	}
+	typ := allTypesTypes(t)
+	if _, err := NewValueDecoder(typ, 1, LogFormatCompacted, WithKVValueLayout(3)); err == nil {
+		t.Error("layout 3 accepted")
+	}
+	d, err := NewValueDecoder(typ, 1, LogFormatCompacted, WithKVValueLayout(KVValueLayoutTagged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	for _, v := range [][]byte{nil, {1, 0}, make([]byte, 9)} {
+		if err := d.Append(v); !errors.Is(err, ErrInvalidBatch) || !strings.Contains(err.Error(), "TAGGED") {
+			t.Errorf("%d-byte tagged value: %v", len(v), err)
+		}
+	}
 }

@@ -21,7 +21,7 @@ func (d *Decoder) decodeRowBatch(raw *RawBatch, fetchOffset int64) (*Batch, erro
 		return nil, fmt.Errorf("batch at offset %d: %w", raw.BaseOffset, err)
 	}
 	rows := int(raw.RecordCount)
-	if room := (len(raw.Bytes) - HeaderSize) / recordOverhead; rows > room {
+	if room := (len(raw.Bytes) - raw.RecordsOffset()) / recordOverhead; rows > room {
 		return nil, fmt.Errorf("%w: batch at offset %d declares %d records, its %d bytes hold at most %d",
 			ErrInvalidBatch, raw.BaseOffset, rows, len(raw.Bytes), room)
 	}
@@ -57,7 +57,7 @@ func (d *rowDec) records(raw *RawBatch, plan *schemaPlan, cols []*colBuilder, sk
 	}
 	cts := make([]ChangeType, 0, rows-skip)
 	allAppend := true
-	pos := HeaderSize
+	pos := raw.RecordsOffset()
 	for i := 0; i < rows; i++ {
 		at := raw.BaseOffset + int64(i)
 		if len(b)-pos < recordOverhead {

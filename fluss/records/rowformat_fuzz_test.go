@@ -35,6 +35,15 @@ func FuzzDecodeRowBatch(f *testing.F) {
 	for _, b := range rowSeeds(f) {
 		f.Add(b)
 	}
+	rows := map[string][]byte{}
+	for name, b := range seedFiles(f) {
+		if seedFormat(name) != LogFormatArrow {
+			rows[name] = b
+		}
+	}
+	for _, b := range magicSeeds(f, rows) {
+		f.Add(b)
+	}
 	f.Add([]byte{})
 	f.Add(make([]byte, HeaderSize))
 	all := allTypesSchema(f)

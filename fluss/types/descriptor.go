@@ -9,6 +9,7 @@ const (
 	PropArrowCompression    = "table.log.arrow.compression.type"
 	PropArrowZstdLevel      = "table.log.arrow.compression.zstd.level"
 	PropKVFormat            = "table.kv.format"
+	PropKVValueLayout       = "table.kv.value-layout-version" // Fluss 1.0, set by the server; absent = 1 (plain)
 	PropChangelogImage      = "table.changelog.image"
 	PropReplicationFactor   = "table.replication.factor"
 	DefaultLogFormat        = "ARROW"
