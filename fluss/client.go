@@ -463,11 +463,20 @@ func retriableWrite(err error) bool {
 	return true
 }
 
-// callCoordinator sends one request to the coordinator, with retries.
+// refusedStale reports whether a server refused a request, unapplied, for
+// metadata that changed (NOT_COORDINATOR_LEADER from a standby coordinator):
+// retrying after a refresh is safe for writes too.
+func refusedStale(err error) bool {
+	_, coded := errcode.Code(err)
+	return coded && errcode.InvalidatesMetadata(err)
+}
+
+// callCoordinator sends one request to the coordinator, with retries; a
+// standby coordinator's refusal drops the cached coordinator and retries.
 func (c *Client) callCoordinator(ctx context.Context, write bool, api wire.APIKey, req, resp proto.Message) error {
-	rule := retriableRead
+	rule := func(err error) bool { return retriableRead(err) || refusedStale(err) }
 	if write {
-		rule = retriableWrite
+		rule = func(err error) bool { return retriableWrite(err) || refusedStale(err) }
 	}
 	return c.retry(ctx, rule, func(error) { c.meta.dropCoordinator() }, func() error {
 		conn, err := c.coordinatorConn(ctx)

@@ -35,6 +35,8 @@ type fakeCluster struct {
 	listOffsets func(req *pb.ListOffsetsRequest, n int) *pb.ListOffsetsResponse
 	// noAnswer makes the server drop requests of that API.
 	noAnswer map[wire.APIKey]bool
+	// refuse answers the first requests of that API with these error codes.
+	refuse map[wire.APIKey][]int32
 	// leaderless is how many more table metadata answers list bucket 1
 	// without a leader (as right after its creation).
 	leaderless atomic.Int32
@@ -49,7 +51,8 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeCluster{t: t, ln: ln, calls: map[wire.APIKey]int{}, noAnswer: map[wire.APIKey]bool{}}
+	f := &fakeCluster{t: t, ln: ln, calls: map[wire.APIKey]int{}, noAnswer: map[wire.APIKey]bool{},
+		refuse: map[wire.APIKey][]int32{}}
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	p, _ := strconv.Atoi(port)
 	f.host, f.port = host, int32(p)
@@ -117,6 +120,7 @@ func (f *fakeCluster) handle(nc net.Conn) {
 		f.calls[key]++
 		n := f.calls[key]
 		drop := f.noAnswer[key]
+		refuse := f.refuse[key]
 		lo := f.listOffsets
 		f.mu.Unlock()
 		if drop {
@@ -163,13 +167,17 @@ func (f *fakeCluster) handle(nc net.Conn) {
 		default:
 			continue
 		}
+		rtype := wire.ResponseSuccess
+		if n <= len(refuse) {
+			rtype, resp = wire.ResponseError, &pb.ErrorResponse{ErrorCode: proto.Int32(refuse[n-1])}
+		}
 		b, err := proto.Marshal(resp)
 		if err != nil {
 			f.t.Errorf("fake: marshal %s: %v", key, err)
 			return
 		}
 		out := binary.BigEndian.AppendUint32(nil, uint32(5+len(b)))
-		out = append(out, 0)
+		out = append(out, byte(rtype))
 		out = binary.BigEndian.AppendUint32(out, id)
 		wmu.Lock()
 		_, _ = nc.Write(append(out, b...))

@@ -17,8 +17,12 @@
 // the connection layer, the metadata cache, the scanner and the writer all ask
 // them instead of listing codes at their call sites.
 //
-// The table covers Fluss 0.8.0 (codes -1..57), 0.9.1 (..63) and the codes added
-// after 0.9.1 (64..73), which a newer server may send.
+// The table covers Fluss 0.8.0 (codes -1..57), 0.9.1 (..63) and 1.0.0 (..73).
+// Names and retriable flags follow the Java server (rpc/protocol/Errors.java;
+// retriable = the exception extends RetriableException): of the 1.0 codes,
+// DISK_WRITE_LOCKED, STORAGE_BACKPRESSURE_EXCEPTION and
+// HISTORICAL_PARTITION_THROTTLED are retriable. fluss-rs 1.0.0 knows only 72
+// of them (src/rpc/fluss_api_error.rs), also retriable.
 package errcode
 
 import (
@@ -136,15 +140,15 @@ var (
 	NoRebalanceInProgress               = add(62, "NO_REBALANCE_IN_PROGRESS_EXCEPTION", false, "no rebalance is in progress")
 	InvalidProducerID                   = add(63, "INVALID_PRODUCER_ID_EXCEPTION", false, "the producer id is invalid")
 	ConfigException                     = add(64, "CONFIG_EXCEPTION", false, "configuration error")
-	NotCoordinatorLeader                = add(65, "NOT_COORDINATOR_LEADER_EXCEPTION", false, "the server is not the coordinator leader")
-	ScannerExpired                      = add(66, "SCANNER_EXPIRED", false, "the server-side scanner expired")
-	UnknownScannerID                    = add(67, "UNKNOWN_SCANNER_ID", false, "the scanner id is unknown")
+	NotCoordinatorLeader                = add(65, "NOT_COORDINATOR_LEADER_EXCEPTION", false, "the server is a standby coordinator, not the leader")
+	ScannerExpired                      = add(66, "SCANNER_EXPIRED", false, "the server-side scanner session expired")
+	UnknownScannerID                    = add(67, "UNKNOWN_SCANNER_ID", false, "the scanner id is unknown to the server")
 	InvalidScanRequest                  = add(68, "INVALID_SCAN_REQUEST", false, "the scan request is invalid")
-	TooManyScanners                     = add(69, "TOO_MANY_SCANNERS", false, "too many scanners")
-	DiskWriteLocked                     = add(70, "DISK_WRITE_LOCKED", true, "writes are locked on the server's disk")
-	InsufficientKvLeaderReplicaCapacity = add(71, "INSUFFICIENT_KV_LEADER_REPLICA_CAPACITY", false, "not enough kv leader replica capacity")
-	StorageBackpressure                 = add(72, "STORAGE_BACKPRESSURE_EXCEPTION", true, "the server applies storage backpressure")
-	HistoricalPartitionThrottled        = add(73, "HISTORICAL_PARTITION_THROTTLED", true, "writes to a historical partition are throttled")
+	TooManyScanners                     = add(69, "TOO_MANY_SCANNERS", false, "the per-bucket or per-server scanner limit is reached")
+	DiskWriteLocked                     = add(70, "DISK_WRITE_LOCKED", true, "the server refuses writes: its data disk is over the write-limit ratio")
+	InsufficientKvLeaderReplicaCapacity = add(71, "INSUFFICIENT_KV_LEADER_REPLICA_CAPACITY", false, "the cluster does not have enough kv leader replica capacity")
+	StorageBackpressure                 = add(72, "STORAGE_BACKPRESSURE_EXCEPTION", true, "the server refuses the write: its kv storage is over its write-pressure threshold")
+	HistoricalPartitionThrottled        = add(73, "HISTORICAL_PARTITION_THROTTLED", true, "too many historical-partition requests are in flight")
 )
 
 var table = map[int32]*Error{}
@@ -222,9 +226,11 @@ func IsRetriable(err error) bool {
 }
 
 // InvalidatesMetadata reports whether err means the cached leader of a bucket
-// (or the cached table or partition) is stale, so the caller should refresh
-// metadata before retrying: NETWORK_EXCEPTION, NOT_LEADER_OR_FOLLOWER,
-// UNKNOWN_TABLE_OR_BUCKET, FENCED_LEADER_EPOCH, LEADER_NOT_AVAILABLE, and
+// (or the cached table, partition or coordinator) is stale, so the caller
+// should refresh metadata before retrying: NETWORK_EXCEPTION,
+// NOT_LEADER_OR_FOLLOWER, UNKNOWN_TABLE_OR_BUCKET, FENCED_LEADER_EPOCH,
+// LEADER_NOT_AVAILABLE, NOT_COORDINATOR_LEADER (a standby coordinator of
+// Fluss 1.0 refuses every request but API_VERSIONS before running it), and
 // connection-level failures (errors implementing InvalidatesMetadata() bool).
 func InvalidatesMetadata(err error) bool {
 	if err == nil {
@@ -239,7 +245,8 @@ func InvalidatesMetadata(err error) bool {
 		return false
 	}
 	switch e {
-	case NetworkException, NotLeaderOrFollower, UnknownTableOrBucket, FencedLeaderEpoch, LeaderNotAvailable:
+	case NetworkException, NotLeaderOrFollower, UnknownTableOrBucket, FencedLeaderEpoch, LeaderNotAvailable,
+		NotCoordinatorLeader:
 		return true
 	}
 	return false

@@ -36,7 +36,12 @@ func TestTable(t *testing.T) {
 		}
 	}
 	spot := map[int32]string{-1: "UNKNOWN_SERVER_ERROR", 7: "TABLE_NOT_EXIST", 19: "LOG_OFFSET_OUT_OF_RANGE_EXCEPTION",
-		36: "PARTITION_NOT_EXISTS", 46: "AUTHENTICATE_EXCEPTION", 63: "INVALID_PRODUCER_ID_EXCEPTION"}
+		36: "PARTITION_NOT_EXISTS", 46: "AUTHENTICATE_EXCEPTION", 63: "INVALID_PRODUCER_ID_EXCEPTION",
+		// Fluss 1.0 (Errors.java in apache/fluss main).
+		64: "CONFIG_EXCEPTION", 65: "NOT_COORDINATOR_LEADER_EXCEPTION", 66: "SCANNER_EXPIRED",
+		67: "UNKNOWN_SCANNER_ID", 68: "INVALID_SCAN_REQUEST", 69: "TOO_MANY_SCANNERS", 70: "DISK_WRITE_LOCKED",
+		71: "INSUFFICIENT_KV_LEADER_REPLICA_CAPACITY", 72: "STORAGE_BACKPRESSURE_EXCEPTION",
+		73: "HISTORICAL_PARTITION_THROTTLED"}
 	for c, n := range spot {
 		if e, _ := Lookup(c); e.Name != n {
 			t.Errorf("code %d = %s, want %s", c, e.Name, n)
@@ -96,6 +101,15 @@ func TestRetryDecision(t *testing.T) {
 		{New(19, "offset 99 out of range [0, 10)"), false, false},
 		{New(46, "bad password"), false, false},
 		{New(51, ""), true, false},
+		// Fluss 1.0: a standby coordinator (not retriable as such, the
+		// leader is elsewhere), the retriable write refusals, the scanner
+		// errors.
+		{New(65, "This coordinator server is not the current leader."), false, true},
+		{New(70, ""), true, false},
+		{New(72, ""), true, false},
+		{New(73, ""), true, false},
+		{New(66, ""), false, false},
+		{New(69, ""), false, false},
 		{transient{errors.New("conn reset")}, true, true},
 		{fmt.Errorf("ctx: %w", transient{errors.New("eof")}), true, true},
 	}
