@@ -25,7 +25,9 @@
 //     the schema of any schema id a batch carries.
 //   - c.Partitions / c.PartitionByName / c.NewPartitionWatcher: the
 //     partitions of a table; poll to discover partitions created later
-//     (Fluss has no push notification for them).
+//     (Fluss has no push notification for them). c.NumBuckets: the bucket
+//     count of one partition (on Fluss 1.0 a partition keeps the count the
+//     table had when it was created).
 //   - c.ListOffsets with an OffsetSpec (EarliestOffset, LatestOffset,
 //     OffsetAtTimestamp, ExactOffset): offsets per bucket. The same
 //     OffsetSpec says where Scanner.Subscribe starts reading.

@@ -74,7 +74,8 @@ func (c *Client) refreshLeaders(ctx context.Context, info *TableInfo, partitionI
 	return c.refreshPartitionLeaders(ctx, info, partitionID)
 }
 
-// refreshPartitionLeaders reloads the bucket leaders of the given partitions.
+// refreshPartitionLeaders reloads the metadata (bucket leaders and counts)
+// of the given partitions.
 func (c *Client) refreshPartitionLeaders(ctx context.Context, info *TableInfo, partitionIDs ...int64) error {
 	req := &pb.MetadataRequest{
 		TablePath:    []*pb.PbTablePath{info.Path.pb()},
@@ -87,7 +88,7 @@ func (c *Client) refreshPartitionLeaders(ctx context.Context, info *TableInfo, p
 		}
 		_, err = c.metadataFrom(ctx, conn, req)
 		if err != nil {
-			return fmt.Errorf("fluss: leaders of partitions %v of table %s: %w", partitionIDs, info.Path, err)
+			return fmt.Errorf("fluss: metadata of partitions %v of table %s: %w", partitionIDs, info.Path, err)
 		}
 		return nil
 	})

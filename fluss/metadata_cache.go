@@ -26,6 +26,12 @@ type partitionKey struct {
 	name    string
 }
 
+// partitionRef is one partition of one table, by id.
+type partitionRef struct {
+	tableID     int64
+	partitionID int64
+}
+
 type metadataCache struct {
 	mu          sync.RWMutex
 	coordinator *ServerNode
@@ -35,6 +41,9 @@ type metadataCache struct {
 	buckets     map[TableBucket]bucketLocation
 	partByID    map[int64]map[int64]PartitionInfo // table id -> partition id -> info
 	partByName  map[partitionKey]int64
+	// partBuckets holds the bucket counts partitions reported of their own
+	// (reportedBucketCount); a partition's count never changes.
+	partBuckets map[partitionRef]int32
 	schemas     map[schemaKey]*schemaEntry
 }
 
@@ -45,7 +54,35 @@ func (m *metadataCache) init() {
 	m.buckets = map[TableBucket]bucketLocation{}
 	m.partByID = map[int64]map[int64]PartitionInfo{}
 	m.partByName = map[partitionKey]int64{}
+	m.partBuckets = map[partitionRef]int32{}
 	m.schemas = map[schemaKey]*schemaEntry{}
+}
+
+// bucketCount returns the bucket count a partition reported (no request).
+func (m *metadataCache) bucketCount(tableID, partitionID int64) (int32, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n, ok := m.partBuckets[partitionRef{tableID, partitionID}]
+	return n, ok
+}
+
+// putBucketCountLocked records the bucket count of a partition when the
+// server reported one (see reportedBucketCount).
+func (m *metadataCache) putBucketCountLocked(tableID, partitionID int64, declared int32, listed int) {
+	if n, ok := reportedBucketCount(declared, listed); ok {
+		m.partBuckets[partitionRef{tableID, partitionID}] = n
+	}
+}
+
+// forgetPartitionLocked drops the cached bucket count and bucket leaders of
+// a partition.
+func (m *metadataCache) forgetPartitionLocked(tableID, partitionID int64) {
+	delete(m.partBuckets, partitionRef{tableID, partitionID})
+	for b := range m.buckets {
+		if b.TableID == tableID && b.PartitionID == partitionID {
+			delete(m.buckets, b)
+		}
+	}
 }
 
 func (m *metadataCache) tablet(id int32) (ServerNode, bool) {
@@ -154,6 +191,7 @@ func (m *metadataCache) apply(resp *pb.MetadataResponse) ([]*TableInfo, error) {
 			parts[pid] = PartitionInfo{ID: pid, Name: pm.GetPartitionName(), Spec: m.specFromNameLocked(tid, pm.GetPartitionName())}
 		}
 		m.partByName[partitionKey{tid, pm.GetPartitionName()}] = pid
+		m.putBucketCountLocked(tid, pid, pm.GetBucketCount(), len(pm.GetBucketMetadata()))
 		for _, b := range pm.GetBucketMetadata() {
 			m.buckets[TableBucket{TableID: tid, PartitionID: pid, Bucket: b.GetBucketId()}] = locationFromPB(b)
 		}
@@ -193,6 +231,22 @@ func (m *metadataCache) putTableLocked(info *TableInfo) {
 	}
 }
 
+// forgetPartitionsLocked drops what is cached of the partitions of a table
+// but their bucket leaders.
+func (m *metadataCache) forgetPartitionsLocked(tableID int64) {
+	delete(m.partByID, tableID)
+	for k := range m.partByName {
+		if k.tableID == tableID {
+			delete(m.partByName, k)
+		}
+	}
+	for k := range m.partBuckets {
+		if k.tableID == tableID {
+			delete(m.partBuckets, k)
+		}
+	}
+}
+
 func (m *metadataCache) forgetTableLocked(tableID int64) {
 	if info, ok := m.byID[tableID]; ok {
 		if cur := m.tables[info.Path]; cur == info {
@@ -205,12 +259,7 @@ func (m *metadataCache) forgetTableLocked(tableID int64) {
 			delete(m.buckets, b)
 		}
 	}
-	delete(m.partByID, tableID)
-	for k := range m.partByName {
-		if k.tableID == tableID {
-			delete(m.partByName, k)
-		}
-	}
+	m.forgetPartitionsLocked(tableID)
 	for k := range m.schemas {
 		if k.tableID == tableID {
 			delete(m.schemas, k)

@@ -102,7 +102,11 @@ type TableInfo struct {
 	// Properties left at their defaults are absent from it; use its
 	// accessor methods (LogFormat, ArrowCompression, ...).
 	Descriptor *types.TableDescriptor
-	// NumBuckets is the bucket count (per partition for partitioned tables).
+	// NumBuckets is the table's bucket count: of a non-partitioned table,
+	// and of the partitions of a partitioned table that report none of their
+	// own. On Fluss 1.0, altering bucket.num of a partitioned table changes
+	// it for partitions created later only: use Client.NumBuckets for the
+	// count of one partition.
 	NumBuckets int32
 	// PartitionKeys are the partition columns (empty when not partitioned).
 	PartitionKeys []string
@@ -160,6 +164,27 @@ type PartitionInfo struct {
 	Name string
 	// Spec lists the values in partition-key order.
 	Spec []KeyValue
+}
+
+// maxBucketCount bounds the bucket counts the client believes a server
+// reports: Fluss caps bucket.num far lower (max.bucket.num), and a larger
+// value would only make the client keep state for a bucket that cannot
+// exist.
+const maxBucketCount = 1 << 20
+
+// reportedBucketCount is a partition's own bucket count as a server
+// reports it: declared (the bucket_count field of Fluss 1.0; 0 when
+// absent), else the number of buckets the answer lists (0 when it lists
+// none). ok is false when neither gives a count; the partition then has
+// its table's count, as every partition had before Fluss 1.0.
+func reportedBucketCount(declared int32, listed int) (n int32, ok bool) {
+	if declared > 0 && declared <= maxBucketCount {
+		return declared, true
+	}
+	if listed > 0 && listed <= maxBucketCount {
+		return int32(listed), true
+	}
+	return 0, false
 }
 
 // bucketLocation is where a bucket lives.

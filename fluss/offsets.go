@@ -64,9 +64,9 @@ func (s OffsetSpec) String() string {
 // grouped by leader; leader changes and retriable errors are retried after a
 // metadata refresh.
 func (c *Client) ListOffsets(ctx context.Context, info *TableInfo, partitionID int64, buckets []int32, spec OffsetSpec) (map[int32]int64, error) {
-	buckets, err := checkListOffsets(info, partitionID, buckets)
+	buckets, _, err := c.checkBuckets(ctx, info, partitionID, buckets)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fluss: list offsets of table %s: %w", info.Path, err)
 	}
 	out := make(map[int32]int64, len(buckets))
 	if spec.kind == offsetExact {
@@ -99,29 +99,6 @@ func (c *Client) ListOffsets(ctx context.Context, info *TableInfo, partitionID i
 		return nil, err
 	}
 	return out, nil
-}
-
-// checkListOffsets validates the arguments of ListOffsets and returns the
-// buckets to list (all of them for nil).
-func checkListOffsets(info *TableInfo, partitionID int64, buckets []int32) ([]int32, error) {
-	if info.IsPartitioned() != (partitionID != NoPartition) {
-		if info.IsPartitioned() {
-			return nil, fmt.Errorf("fluss: list offsets of table %s: the table is partitioned; name a partition", info.Path)
-		}
-		return nil, fmt.Errorf("fluss: list offsets of table %s: %w", info.Path, errcode.New(errcode.TableNotPartitioned.Code, ""))
-	}
-	if buckets == nil {
-		buckets = make([]int32, info.NumBuckets)
-		for i := range buckets {
-			buckets[i] = int32(i)
-		}
-	}
-	for _, b := range buckets {
-		if b < 0 || b >= info.NumBuckets {
-			return nil, fmt.Errorf("fluss: list offsets of table %s: bucket %d out of range [0, %d)", info.Path, b, info.NumBuckets)
-		}
-	}
-	return buckets, nil
 }
 
 // listOffsetsRound asks the leaders of buckets for their offsets once,

@@ -2,6 +2,7 @@ package fluss
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -39,20 +40,76 @@ func (c *Client) Partitions(ctx context.Context, info *TableInfo) ([]PartitionIn
 		parts[p.ID] = p
 		c.meta.partByName[partitionKey{info.TableID, p.Name}] = p.ID
 	}
+	for _, p := range resp.GetPartitionsInfo() {
+		c.meta.putBucketCountLocked(info.TableID, p.GetPartitionId(), p.GetBucketCount(), 0)
+	}
 	old := c.meta.partByID[info.TableID]
 	c.meta.partByID[info.TableID] = parts
-	// Forget leaders of partitions that are gone.
 	for pid := range old {
 		if _, ok := parts[pid]; !ok {
-			for b := range c.meta.buckets {
-				if b.TableID == info.TableID && b.PartitionID == pid {
-					delete(c.meta.buckets, b)
-				}
-			}
+			c.meta.forgetPartitionLocked(info.TableID, pid)
 		}
 	}
 	c.meta.mu.Unlock()
 	return out, nil
+}
+
+// NumBuckets returns the bucket count of one partition of a partitioned
+// table, or of a non-partitioned table (partitionID NoPartition). On Fluss
+// 1.0 partitions created before the table's bucket.num was altered keep
+// their count; the count is what the partition's metadata or listing
+// reports (bucket_count, else the buckets its metadata lists), else the
+// table's (servers before 1.0 report none: every partition has the
+// table's count). Counts are cached (they never change): the first call
+// for a partition may ask the cluster for its metadata, which fails for a
+// partition that does not exist.
+func (c *Client) NumBuckets(ctx context.Context, info *TableInfo, partitionID int64) (int32, error) {
+	if partitionID == NoPartition {
+		return info.NumBuckets, nil
+	}
+	if n, ok := c.meta.bucketCount(info.TableID, partitionID); ok {
+		return n, nil
+	}
+	if err := c.refreshPartitionLeaders(ctx, info, partitionID); err != nil {
+		return 0, err
+	}
+	if n, ok := c.meta.bucketCount(info.TableID, partitionID); ok {
+		return n, nil
+	}
+	return info.NumBuckets, nil
+}
+
+// checkBuckets checks the partition and buckets of a call on the buckets
+// of one partition of info (partitionID NoPartition for non-partitioned
+// tables) and returns the buckets, every bucket of the partition for nil,
+// and the partition's bucket count. Its errors name neither the call nor
+// the table (the caller says both).
+func (c *Client) checkBuckets(ctx context.Context, info *TableInfo, partitionID int64, buckets []int32) ([]int32, int32, error) {
+	if info.IsPartitioned() != (partitionID != NoPartition) {
+		if info.IsPartitioned() {
+			return nil, 0, errors.New("the table is partitioned; name a partition")
+		}
+		return nil, 0, fmt.Errorf("use NoPartition: %w", errcode.New(errcode.TableNotPartitioned.Code, ""))
+	}
+	n, err := c.NumBuckets(ctx, info, partitionID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if buckets == nil {
+		buckets = make([]int32, n)
+		for i := range buckets {
+			buckets[i] = int32(i)
+		}
+	}
+	for _, b := range buckets {
+		if b < 0 || b >= n {
+			if partitionID == NoPartition {
+				return nil, 0, fmt.Errorf("bucket %d out of range [0, %d)", b, n)
+			}
+			return nil, 0, fmt.Errorf("partition %d: bucket %d out of range [0, %d)", partitionID, b, n)
+		}
+	}
+	return buckets, n, nil
 }
 
 func partitionFromPB(info *TableInfo, p *pb.PbPartitionInfo) PartitionInfo {

@@ -215,29 +215,13 @@ func (s *Scanner) Subscribe(ctx context.Context, partitionID int64, bucket int32
 }
 
 // SubscribeBuckets subscribes several buckets of one partition (or of a
-// non-partitioned table) from the same start; nil means every bucket. The
-// start offsets are listed with one request per leader.
+// non-partitioned table) from the same start; nil means every bucket of
+// the partition (Client.NumBuckets). The start offsets are listed with one
+// request per leader.
 func (s *Scanner) SubscribeBuckets(ctx context.Context, partitionID int64, buckets []int32, start OffsetSpec) error {
 	info := s.info
-	if info.IsPartitioned() != (partitionID != NoPartition) {
-		if info.IsPartitioned() {
-			return fmt.Errorf("fluss: subscribe to %s: the table is partitioned; name a partition", info.Path)
-		}
-		return fmt.Errorf("fluss: subscribe to %s: the table is not partitioned; use NoPartition", info.Path)
-	}
-	if buckets == nil {
-		buckets = make([]int32, info.NumBuckets)
-		for i := range buckets {
-			buckets[i] = int32(i)
-		}
-	}
-	for _, b := range buckets {
-		if b < 0 || b >= info.NumBuckets {
-			return fmt.Errorf("fluss: subscribe to %s: bucket %d out of range [0, %d)", info.Path, b, info.NumBuckets)
-		}
-	}
 	partName := ""
-	if partitionID != NoPartition {
+	if partitionID != NoPartition && info.IsPartitioned() {
 		p, ok := s.c.partitionByID(info.TableID, partitionID)
 		if !ok {
 			if _, err := s.c.Partitions(ctx, info); err != nil {
@@ -248,6 +232,10 @@ func (s *Scanner) SubscribeBuckets(ctx context.Context, partitionID int64, bucke
 			}
 		}
 		partName = p.Name
+	}
+	buckets, _, err := s.c.checkBuckets(ctx, info, partitionID, buckets)
+	if err != nil {
+		return fmt.Errorf("fluss: subscribe to %s: %w", info.Path, err)
 	}
 	offsets := make(map[int32]int64, len(buckets))
 	if start.kind == offsetExact {

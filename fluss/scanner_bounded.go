@@ -17,9 +17,10 @@ type BucketRange struct {
 
 // BucketRanges lists every bucket of a table with its earliest offset and
 // its high watermark: what a reader starting now from the beginning would
-// read. For a partitioned table it covers every partition (or only the one
-// named partition when partition is not ""), ordered by partition name and
-// then bucket; buckets of a non-partitioned table come in bucket order.
+// read. For a partitioned table it covers every bucket of every partition
+// (each partition has its own count: Client.NumBuckets), or of the one named
+// partition when partition is not "", ordered by partition name and then
+// bucket; buckets of a non-partitioned table come in bucket order.
 func (c *Client) BucketRanges(ctx context.Context, info *TableInfo, partition string) ([]BucketRange, error) {
 	type part struct {
 		id   int64
@@ -48,6 +49,10 @@ func (c *Client) BucketRanges(ctx context.Context, info *TableInfo, partition st
 	}
 	var out []BucketRange
 	for _, p := range parts {
+		n, err := c.NumBuckets(ctx, info, p.id)
+		if err != nil {
+			return nil, err
+		}
 		earliest, err := c.ListOffsets(ctx, info, p.id, nil, EarliestOffset())
 		if err != nil {
 			return nil, err
@@ -56,7 +61,7 @@ func (c *Client) BucketRanges(ctx context.Context, info *TableInfo, partition st
 		if err != nil {
 			return nil, err
 		}
-		for b := int32(0); b < info.NumBuckets; b++ {
+		for b := int32(0); b < n; b++ {
 			out = append(out, BucketRange{
 				Bucket: info.Bucket(p.id, b), Partition: p.name, Start: earliest[b], End: latest[b],
 			})

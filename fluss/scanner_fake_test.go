@@ -25,16 +25,18 @@ import (
 // fakeTablet is an in-process server that plays coordinator and tablet
 // server 0 of a one-bucket log table db.t (id 1, one INT column "id") for
 // scanner tests. Its FetchLog answers come from fetch, called with the
-// request's fetch offset of bucket 0.
+// request's fetch offset of bucket 0. A fake made by newFakeServer plays
+// another table: its answer func answers every request (nil: no answer).
 type fakeTablet struct {
 	t    *testing.T
 	ln   net.Listener
 	host string
 	port int32
 
-	mu    sync.Mutex
-	conns []net.Conn
-	fetch func(offset int64) *pb.PbFetchLogRespForBucket
+	mu     sync.Mutex
+	conns  []net.Conn
+	fetch  func(offset int64) *pb.PbFetchLogRespForBucket
+	answer func(f *fakeTablet, key wire.APIKey, body []byte) proto.Message
 }
 
 const fakeOneBucketTableJSON = `{"version":1,"schema":{"version":1,"columns":[{"name":"id","data_type":{"type":"INTEGER"},"id":0}],"highest_field_id":0},` +
@@ -42,11 +44,22 @@ const fakeOneBucketTableJSON = `{"version":1,"schema":{"version":1,"columns":[{"
 
 func newFakeTablet(t *testing.T, fetch func(offset int64) *pb.PbFetchLogRespForBucket) *fakeTablet {
 	t.Helper()
+	return startFake(t, &fakeTablet{t: t, fetch: fetch})
+}
+
+// newFakeServer starts a fake whose answers all come from answer.
+func newFakeServer(t *testing.T, answer func(f *fakeTablet, key wire.APIKey, body []byte) proto.Message) *fakeTablet {
+	t.Helper()
+	return startFake(t, &fakeTablet{t: t, answer: answer})
+}
+
+func startFake(t *testing.T, f *fakeTablet) *fakeTablet {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeTablet{t: t, ln: ln, fetch: fetch}
+	f.ln = ln
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	p, _ := strconv.Atoi(port)
 	f.host, f.port = host, int32(p)
@@ -97,47 +110,12 @@ func (f *fakeTablet) handle(nc net.Conn) {
 		}
 		key := wire.APIKey(binary.BigEndian.Uint16(hdr[4:6]))
 		id := binary.BigEndian.Uint32(hdr[8:12])
-		var resp proto.Message
-		switch key {
-		case wire.APIVersions:
-			r := &pb.ApiVersionsResponse{ServerType: proto.Int32(1)}
-			for _, k := range []wire.APIKey{wire.APIVersions, wire.GetMetadata, wire.FetchLog} {
-				r.ApiVersions = append(r.ApiVersions, &pb.PbApiVersion{ApiKey: proto.Int32(int32(k)), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)})
-			}
-			resp = r
-		case wire.GetMetadata:
-			var req pb.MetadataRequest
-			_ = proto.Unmarshal(body, &req)
-			r := &pb.MetadataResponse{CoordinatorServer: f.node(), TabletServers: []*pb.PbServerNode{f.node()}}
-			for _, tp := range req.GetTablePath() {
-				if tp.GetDatabaseName() != "db" || tp.GetTableName() != "t" {
-					continue
-				}
-				r.TableMetadata = append(r.TableMetadata, &pb.PbTableMetadata{
-					TablePath: tp, TableId: proto.Int64(1), SchemaId: proto.Int32(1), TableJson: []byte(fakeOneBucketTableJSON),
-					CreatedTime: proto.Int64(1), ModifiedTime: proto.Int64(2),
-					BucketMetadata: []*pb.PbBucketMetadata{{BucketId: proto.Int32(0), LeaderId: proto.Int32(0)}},
-				})
-			}
-			resp = r
-		case wire.FetchLog:
-			var req pb.FetchLogRequest
-			if err := proto.Unmarshal(body, &req); err != nil {
-				f.t.Errorf("fake: FetchLog request: %v", err)
-				return
-			}
-			r := &pb.FetchLogResponse{}
-			for _, tr := range req.GetTablesReq() {
-				out := &pb.PbFetchLogRespForTable{TableId: proto.Int64(tr.GetTableId())}
-				for _, br := range tr.GetBucketsReq() {
-					b := f.fetch(br.GetFetchOffset())
-					b.BucketId = proto.Int32(br.GetBucketId())
-					out.BucketsResp = append(out.BucketsResp, b)
-				}
-				r.TablesResp = append(r.TablesResp, out)
-			}
-			resp = r
-		default:
+		answer := (*fakeTablet).oneBucketTable
+		if f.answer != nil {
+			answer = f.answer
+		}
+		resp := answer(f, key, body)
+		if resp == nil {
 			continue
 		}
 		b, err := proto.Marshal(resp)
@@ -152,6 +130,68 @@ func (f *fakeTablet) handle(nc net.Conn) {
 			return
 		}
 	}
+}
+
+// fakeVersions is the ApiVersions answer of a coordinator serving version 0
+// of keys.
+func fakeVersions(keys ...wire.APIKey) *pb.ApiVersionsResponse {
+	r := &pb.ApiVersionsResponse{ServerType: proto.Int32(1)}
+	for _, k := range keys {
+		r.ApiVersions = append(r.ApiVersions, &pb.PbApiVersion{ApiKey: proto.Int32(int32(k)), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)})
+	}
+	return r
+}
+
+// decoded is body decoded as a T (what of it decodes).
+func decoded[T any, P interface {
+	*T
+	proto.Message
+}](body []byte) P {
+	m := P(new(T))
+	_ = proto.Unmarshal(body, m)
+	return m
+}
+
+// oneBucketTable answers a request as the server of the one-bucket table.
+func (f *fakeTablet) oneBucketTable(key wire.APIKey, body []byte) proto.Message {
+	var resp proto.Message
+	switch key {
+	case wire.APIVersions:
+		resp = fakeVersions(wire.APIVersions, wire.GetMetadata, wire.FetchLog)
+	case wire.GetMetadata:
+		var req pb.MetadataRequest
+		_ = proto.Unmarshal(body, &req)
+		r := &pb.MetadataResponse{CoordinatorServer: f.node(), TabletServers: []*pb.PbServerNode{f.node()}}
+		for _, tp := range req.GetTablePath() {
+			if tp.GetDatabaseName() != "db" || tp.GetTableName() != "t" {
+				continue
+			}
+			r.TableMetadata = append(r.TableMetadata, &pb.PbTableMetadata{
+				TablePath: tp, TableId: proto.Int64(1), SchemaId: proto.Int32(1), TableJson: []byte(fakeOneBucketTableJSON),
+				CreatedTime: proto.Int64(1), ModifiedTime: proto.Int64(2),
+				BucketMetadata: []*pb.PbBucketMetadata{{BucketId: proto.Int32(0), LeaderId: proto.Int32(0)}},
+			})
+		}
+		resp = r
+	case wire.FetchLog:
+		var req pb.FetchLogRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			f.t.Errorf("fake: FetchLog request: %v", err)
+			return nil
+		}
+		r := &pb.FetchLogResponse{}
+		for _, tr := range req.GetTablesReq() {
+			out := &pb.PbFetchLogRespForTable{TableId: proto.Int64(tr.GetTableId())}
+			for _, br := range tr.GetBucketsReq() {
+				b := f.fetch(br.GetFetchOffset())
+				b.BucketId = proto.Int32(br.GetBucketId())
+				out.BucketsResp = append(out.BucketsResp, b)
+			}
+			r.TablesResp = append(r.TablesResp, out)
+		}
+		resp = r
+	}
+	return resp
 }
 
 // fakeLogBatch encodes a log batch of the fake table with rows

@@ -34,8 +34,9 @@ type fetchResult struct {
 	// this bucket.
 	whole bool
 	// emptyPushed: a projected fetch below the high watermark returned no
-	// bytes, which happens when only empty batches remain in the segment
-	// (the server drops them when projecting).
+	// bytes and no filtered end offset past the fetch offset, which happens
+	// when only empty batches remain in the segment (the server drops them
+	// when projecting).
 	emptyPushed bool
 }
 
@@ -251,7 +252,12 @@ func (s *Scanner) fetch(leader int32, targets []fetchTarget) {
 		}
 		r.bytes = len(br.records)
 		s.decodeInto(t, br.records, r, false)
-		if t.pushed && len(br.records) == 0 && r.hw > t.offset {
+		if r.err == nil && br.filteredEnd > r.next {
+			// The server read on past the records, dropping batches a
+			// filter excluded: resume where it stopped.
+			r.next = br.filteredEnd
+		}
+		if t.pushed && len(br.records) == 0 && r.next == t.offset && r.hw > t.offset {
 			r.emptyPushed = true
 		}
 	}

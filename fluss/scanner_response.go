@@ -21,6 +21,9 @@ type fetchBucketResp struct {
 	hw          int64 // -1 when absent
 	records     []byte
 	remote      []byte // PbRemoteLogFetchInfo, undecoded
+	// filteredEnd is how far a Fluss 1.0 server read while dropping
+	// batches a filter excluded (-1 when absent).
+	filteredEnd int64
 }
 
 type fetchTableResp struct {
@@ -89,7 +92,7 @@ func parseFetchTable(b []byte) (fetchTableResp, error) {
 }
 
 func parseFetchBucket(b []byte) (fetchBucketResp, error) {
-	bk := fetchBucketResp{partitionID: NoPartition, hw: -1}
+	bk := fetchBucketResp{partitionID: NoPartition, hw: -1, filteredEnd: -1}
 	err := walkFields(b, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
 		switch num {
 		case 1:
@@ -119,6 +122,10 @@ func parseFetchBucket(b []byte) (fetchBucketResp, error) {
 		case 8:
 			if typ == protowire.BytesType {
 				bk.records = v
+			}
+		case 9:
+			if typ == protowire.VarintType {
+				bk.filteredEnd = int64(n)
 			}
 		}
 		return nil

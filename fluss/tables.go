@@ -93,12 +93,7 @@ func (c *Client) forgetPartitions(path TablePath) {
 	c.meta.mu.Lock()
 	defer c.meta.mu.Unlock()
 	if info, ok := c.meta.tables[path]; ok {
-		delete(c.meta.partByID, info.TableID)
-		for k := range c.meta.partByName {
-			if k.tableID == info.TableID {
-				delete(c.meta.partByName, k)
-			}
-		}
+		c.meta.forgetPartitionsLocked(info.TableID)
 	}
 }
 

@@ -216,7 +216,7 @@ func (w *Writer) AppendBuckets(ctx context.Context, partitionID int64, recs map[
 		}
 		batches[b] = data
 	}
-	return w.send(ctx, partitionID, batches, false)
+	return w.send(ctx, partitionID, batches, 0)
 }
 
 // Upsert inserts or updates the rows of rec in a primary-key table (in one
@@ -254,6 +254,10 @@ func (w *Writer) PutKV(ctx context.Context, partitionID int64, rec arrow.RecordB
 	if deletes != nil && len(deletes) != n {
 		return fmt.Errorf("fluss: put to %s: %d delete flags for %d rows", w.info.Path, len(deletes), n)
 	}
+	_, numBuckets, err := w.c.checkBuckets(ctx, w.info, partitionID, []int32{})
+	if err != nil {
+		return fmt.Errorf("fluss: put to %s: %w", w.info.Path, err)
+	}
 	builders := map[int32]*records.KVBatchBuilder{}
 	w.encMu.Lock()
 	var key []byte
@@ -268,7 +272,7 @@ func (w *Writer) PutKV(ctx context.Context, partitionID int64, rec arrow.RecordB
 			w.encMu.Unlock()
 			return fmt.Errorf("fluss: put to %s: %w", w.info.Path, err)
 		}
-		b := BucketOf(key, w.info.NumBuckets)
+		b := BucketOf(key, numBuckets)
 		kb := builders[b]
 		if kb == nil {
 			kb = records.NewKVBatchBuilder(int16(w.info.SchemaID), nil)
@@ -284,29 +288,31 @@ func (w *Writer) PutKV(ctx context.Context, partitionID int64, rec arrow.RecordB
 	for b, kb := range builders {
 		batches[b] = kb.Build()
 	}
-	_, err := w.send(ctx, partitionID, batches, true)
+	_, err = w.send(ctx, partitionID, batches, numBuckets)
 	return err
 }
 
 // send writes one batch per bucket, grouped by leader, retrying buckets the
-// servers refused with a retriable error.
-func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32][]byte, kv bool) (map[int32]int64, error) {
-	partName, err := w.checkSend(partitionID, batches)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int32]int64{}
-	failed := map[int32]error{}
+// servers refused with a retriable error. kvBuckets is 0 for log batches
+// (ProduceLog); KV batches (PutKv) give the bucket count their buckets were
+// hashed over, which the requests carry as routing_bucket_count.
+func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32][]byte, kvBuckets int32) (map[int32]int64, error) {
 	pending := make([]int32, 0, len(batches))
 	for b := range batches {
 		pending = append(pending, b)
 	}
 	sort.Slice(pending, func(i, j int) bool { return pending[i] < pending[j] })
+	partName, err := w.checkSend(ctx, partitionID, pending)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]int64{}
+	failed := map[int32]error{}
 
 	const maxAttempts = 10
 	for attempt := 0; len(pending) > 0; attempt++ {
 		var last error
-		pending, last = w.sendRound(ctx, partitionID, pending, batches, kv, attempt+1 < maxAttempts, out, failed)
+		pending, last = w.sendRound(ctx, partitionID, pending, batches, kvBuckets, attempt+1 < maxAttempts, out, failed)
 		if len(pending) > 0 {
 			if err := wire.Sleep(ctx, w.c.backoff().Delay(attempt)); err != nil {
 				for _, b := range pending {
@@ -324,23 +330,15 @@ func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32]
 
 // checkSend validates the partition and buckets of a write and returns the
 // partition's name ("" when not partitioned or not cached).
-func (w *Writer) checkSend(partitionID int64, batches map[int32][]byte) (string, error) {
+func (w *Writer) checkSend(ctx context.Context, partitionID int64, buckets []int32) (string, error) {
 	info := w.info
-	if info.IsPartitioned() != (partitionID != NoPartition) {
-		if info.IsPartitioned() {
-			return "", fmt.Errorf("fluss: write to %s: the table is partitioned; name a partition", info.Path)
-		}
-		return "", fmt.Errorf("fluss: write to %s: the table is not partitioned; use NoPartition", info.Path)
+	if _, _, err := w.c.checkBuckets(ctx, info, partitionID, buckets); err != nil {
+		return "", fmt.Errorf("fluss: write to %s: %w", info.Path, err)
 	}
 	partName := ""
 	if partitionID != NoPartition {
 		if p, ok := w.c.partitionByID(info.TableID, partitionID); ok {
 			partName = p.Name
-		}
-	}
-	for b := range batches {
-		if b < 0 || b >= info.NumBuckets {
-			return "", fmt.Errorf("fluss: write to %s: bucket %d out of range [0, %d)", info.Path, b, info.NumBuckets)
 		}
 	}
 	return partName, nil
@@ -349,7 +347,7 @@ func (w *Writer) checkSend(partitionID int64, batches map[int32][]byte) (string,
 // sendRound sends the batches of pending buckets to their leaders once,
 // storing offsets in out and final errors in failed. It returns the buckets
 // to send again (when mayRetry) and the last error that asked for it.
-func (w *Writer) sendRound(ctx context.Context, partitionID int64, pending []int32, batches map[int32][]byte, kv, mayRetry bool,
+func (w *Writer) sendRound(ctx context.Context, partitionID int64, pending []int32, batches map[int32][]byte, kvBuckets int32, mayRetry bool,
 	out map[int32]int64, failed map[int32]error) (retry []int32, last error) {
 	info := w.info
 	var mu sync.Mutex
@@ -368,7 +366,7 @@ func (w *Writer) sendRound(ctx context.Context, partitionID int64, pending []int
 	}
 	noLeader := func(b int32, err error) { keep(b, err, false) }
 	w.c.forEachLeader(ctx, info, partitionID, pending, noLeader, func(leader int32, bs []int32) {
-		res, err := w.sendOnce(ctx, leader, partitionID, bs, batches, kv)
+		res, err := w.sendOnce(ctx, leader, partitionID, bs, batches, kvBuckets)
 		if err != nil {
 			var ce *wire.ConnError
 			sent := !(errors.As(err, &ce) && (ce.Op == "dial" || ce.Op == "handshake"))
@@ -431,7 +429,7 @@ type writeBucketResult struct {
 	err    error
 }
 
-func (w *Writer) sendOnce(ctx context.Context, leader int32, partitionID int64, buckets []int32, batches map[int32][]byte, kv bool) ([]writeBucketResult, error) {
+func (w *Writer) sendOnce(ctx context.Context, leader int32, partitionID int64, buckets []int32, batches map[int32][]byte, kvBuckets int32) ([]writeBucketResult, error) {
 	conn, err := w.c.tabletConn(ctx, leader)
 	if err != nil {
 		return nil, err
@@ -443,10 +441,12 @@ func (w *Writer) sendOnce(ctx context.Context, leader int32, partitionID int64, 
 	timeoutMs := int32(w.cfg.timeout / time.Millisecond)
 	callTimeout := wire.WithTimeout(w.c.requestTimeout() + w.cfg.timeout)
 	var out []writeBucketResult
-	if kv {
+	if kvBuckets > 0 {
 		req := &pb.PutKvRequest{Acks: proto.Int32(w.cfg.acks), TableId: proto.Int64(w.info.TableID), TimeoutMs: proto.Int32(timeoutMs)}
 		for _, b := range buckets {
-			req.BucketsReq = append(req.BucketsReq, &pb.PbPutKvReqForBucket{PartitionId: pid, BucketId: proto.Int32(b), Records: batches[b]})
+			req.BucketsReq = append(req.BucketsReq, &pb.PbPutKvReqForBucket{
+				PartitionId: pid, BucketId: proto.Int32(b), Records: batches[b], RoutingBucketCount: proto.Int32(kvBuckets),
+			})
 		}
 		var resp pb.PutKvResponse
 		if err := conn.Call(ctx, wire.PutKV, req, &resp, callTimeout); err != nil {

@@ -58,7 +58,8 @@ func (a assigner) owns(k bucketKey) bool {
 }
 
 // bucketsOf returns the buckets of one partition (or of the table) this
-// instance reads, in bucket order. numBuckets is the table's bucket count.
+// instance reads, in bucket order. numBuckets is the partition's bucket
+// count (input.bucketsToRead).
 func (a assigner) bucketsOf(partitionID int64, numBuckets int32) []bucketKey {
 	var out []bucketKey
 	for b := int32(0); b < numBuckets; b++ {
@@ -70,7 +71,10 @@ func (a assigner) bucketsOf(partitionID int64, numBuckets int32) []bucketKey {
 	return out
 }
 
-// checkBuckets verifies that the configured bucket numbers exist.
+// checkBuckets verifies that the configured bucket numbers exist in a table
+// of numBuckets buckets (for a partitioned table, the count of partitions
+// created from now on; older partitions may have fewer or more on Fluss 1.0,
+// where the filter selects those of its buckets they have).
 func (a assigner) checkBuckets(numBuckets int32) error {
 	for _, b := range a.buckets {
 		if b >= numBuckets {

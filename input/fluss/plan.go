@@ -39,10 +39,31 @@ type part struct {
 	name string
 }
 
+// planClient is what planning asks the cluster: a *fluss.Client (unit
+// tests plan against a stub).
+type planClient interface {
+	Partitions(ctx context.Context, info *fluss.TableInfo) ([]fluss.PartitionInfo, error)
+	NumBuckets(ctx context.Context, info *fluss.TableInfo, partitionID int64) (int32, error)
+	ListOffsets(ctx context.Context, info *fluss.TableInfo, partitionID int64, buckets []int32, spec fluss.OffsetSpec) (map[int32]int64, error)
+	LatestKVSnapshots(ctx context.Context, info *fluss.TableInfo, partition fluss.PartitionInfo) ([]fluss.KVSnapshot, error)
+}
+
+// bucketsToRead returns the buckets of one partition (fluss.NoPartition:
+// of the table) this instance reads, in bucket order. Each partition has
+// its own bucket count (fluss.Client.NumBuckets: on Fluss 1.0 partitions
+// created before bucket.num was altered keep theirs).
+func (in *input) bucketsToRead(ctx context.Context, client planClient, info *fluss.TableInfo, p part) ([]bucketKey, error) {
+	n, err := client.NumBuckets(ctx, info, p.id)
+	if err != nil {
+		return nil, fmt.Errorf("counting the buckets of table %s%s: %w", in.tablePath(), partitionSuffix(p.name), err)
+	}
+	return in.assign.bucketsOf(p.id, n), nil
+}
+
 // planBuckets decides which buckets to read and from where, applying
 // on_unresumable_offset, and records the positions in the checkpointer.
 // It also returns every partition of the table.
-func (in *input) planBuckets(ctx context.Context, client *fluss.Client, info *fluss.TableInfo) ([]plannedBucket, []fluss.PartitionInfo, error) {
+func (in *input) planBuckets(ctx context.Context, client planClient, info *fluss.TableInfo) ([]plannedBucket, []fluss.PartitionInfo, error) {
 	loaded, unresumable, err := in.usableCheckpoint(info)
 	if err != nil {
 		return nil, nil, err
@@ -124,7 +145,7 @@ func (in *input) startFor(info *fluss.TableInfo, unresumable bool) startSpec {
 // partsToRead returns the partitions this instance reads (one with id
 // fluss.NoPartition for tables without partitions) and every partition of the
 // table, and forgets loaded positions of partitions that no longer exist.
-func (in *input) partsToRead(ctx context.Context, client *fluss.Client, info *fluss.TableInfo) ([]part, []fluss.PartitionInfo, error) {
+func (in *input) partsToRead(ctx context.Context, client planClient, info *fluss.TableInfo) ([]part, []fluss.PartitionInfo, error) {
 	if !info.IsPartitioned() {
 		return []part{{id: fluss.NoPartition}}, nil, nil
 	}
@@ -157,10 +178,10 @@ type partitionPlan struct {
 
 // planPartition works out where the buckets of one partition start and
 // records them in the checkpointer.
-func (in *input) planPartition(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, p part, loaded map[bucketKey]int64, start startSpec) ([]plannedBucket, error) {
-	keys := in.assign.bucketsOf(p.id, info.NumBuckets)
-	if len(keys) == 0 {
-		return nil, nil
+func (in *input) planPartition(ctx context.Context, client planClient, info *fluss.TableInfo, p part, loaded map[bucketKey]int64, start startSpec) ([]plannedBucket, error) {
+	keys, err := in.bucketsToRead(ctx, client, info, p)
+	if err != nil || len(keys) == 0 {
+		return nil, err
 	}
 	pp := &partitionPlan{p: p, keys: keys, planned: map[int32]*plannedBucket{}, sources: map[int32]positionSource{}}
 	for _, k := range keys {
@@ -217,7 +238,7 @@ func (in *input) planBucket(pp *partitionPlan, k bucketKey, loaded map[bucketKey
 // listSnapshots finds the latest KV snapshot of the buckets that start from
 // one; those without a snapshot yet read their changelog from the earliest
 // offset.
-func (in *input) listSnapshots(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, pp *partitionPlan) error {
+func (in *input) listSnapshots(ctx context.Context, client planClient, info *fluss.TableInfo, pp *partitionPlan) error {
 	if len(pp.toSnapshot) == 0 {
 		return nil
 	}
@@ -255,7 +276,7 @@ func (in *input) knownPosition(k bucketKey, loaded map[bucketKey]int64) (int64, 
 
 // listStartOffsets asks the cluster where the buckets that start by start
 // mode (earliest, latest, timestamp) start.
-func (in *input) listStartOffsets(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, pp *partitionPlan, start startSpec) error {
+func (in *input) listStartOffsets(ctx context.Context, client planClient, info *fluss.TableInfo, pp *partitionPlan, start startSpec) error {
 	if len(pp.toList) == 0 {
 		return nil
 	}
@@ -282,7 +303,7 @@ func (in *input) listStartOffsets(ctx context.Context, client *fluss.Client, inf
 
 // validatePositions checks that known positions lie within their bucket's
 // log, applying on_unresumable_offset to those that do not.
-func (in *input) validatePositions(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, pp *partitionPlan) error {
+func (in *input) validatePositions(ctx context.Context, client planClient, info *fluss.TableInfo, pp *partitionPlan) error {
 	if len(pp.toValidate) == 0 {
 		return nil
 	}
@@ -338,7 +359,7 @@ func (in *input) outsideLog(pp *partitionPlan, pb *plannedBucket, lo, hi int64) 
 
 // endOffsetsOf lists the end offsets of the planned buckets (end_at:
 // latest): where the bounded run stops.
-func (in *input) endOffsetsOf(ctx context.Context, client *fluss.Client, info *fluss.TableInfo, plan []plannedBucket) (map[bucketKey]int64, error) {
+func (in *input) endOffsetsOf(ctx context.Context, client planClient, info *fluss.TableInfo, plan []plannedBucket) (map[bucketKey]int64, error) {
 	ends := map[bucketKey]int64{}
 	byPart := map[int64][]int32{}
 	for _, pb := range plan {

@@ -457,6 +457,24 @@ func (w *worker) dropPartition(pid int64, name string) {
 	}
 }
 
+// partitionStarts returns the buckets of a new partition this instance
+// reads and their earliest offsets.
+func (w *worker) partitionStarts(ctx context.Context, p fluss.PartitionInfo) ([]bucketKey, map[int32]int64, error) {
+	keys, err := w.in.bucketsToRead(ctx, w.client, w.info, part{id: p.ID, name: p.Name})
+	if err != nil || len(keys) == 0 {
+		return nil, nil, err
+	}
+	buckets := make([]int32, len(keys))
+	for i, k := range keys {
+		buckets[i] = k.bucket
+	}
+	offs, err := w.client.ListOffsets(ctx, w.info, p.ID, buckets, fluss.EarliestOffset())
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the offsets of table %s partition %s: %w", w.in.tablePath(), p.Name, err)
+	}
+	return keys, offs, nil
+}
+
 // discover looks for partitions created or dropped since the last look.
 // New partitions are read from their first row.
 func (w *worker) discover(ctx context.Context) error {
@@ -485,21 +503,16 @@ func (w *worker) discover(ctx context.Context) error {
 		if !w.in.assign.wantsPartition(p.Name) {
 			continue
 		}
-		keys := w.in.assign.bucketsOf(p.ID, w.info.NumBuckets)
-		if len(keys) == 0 {
-			continue
-		}
-		buckets := make([]int32, len(keys))
-		for i, k := range keys {
-			buckets[i] = k.bucket
-		}
-		offs, err := w.client.ListOffsets(ctx, w.info, p.ID, buckets, fluss.EarliestOffset())
+		keys, offs, err := w.partitionStarts(ctx, p)
 		if err != nil {
 			delete(w.parts, p.ID) // try again next time
 			if ctx.Err() != nil {
 				return nil
 			}
-			w.in.log.Warnf("Listing the offsets of new partition %s of table %s: %v", p.Name, w.in.tablePath(), err)
+			w.in.log.Warnf("Not reading a new partition yet: %v", err)
+			continue
+		}
+		if len(keys) == 0 {
 			continue
 		}
 		for _, k := range keys {

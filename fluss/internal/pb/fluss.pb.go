@@ -1,11 +1,13 @@
-// Messages of the Apache Fluss client protocol (server 0.8.0 / 0.9.1) used by
+// Messages of the Apache Fluss client protocol (servers 0.7 to 1.0) used by
 // github.com/fluss-iggy/fluss-iggy/fluss.
 //
 // Written for this project from the protocol description (field numbers,
 // wire types and proto2 labels must match what Fluss servers send and
 // expect; names are ours where that helps and are not visible on the wire).
 // Only the messages this client needs are declared; unknown fields in
-// server answers are skipped by the decoder.
+// server answers are skipped by the decoder. Fields marked "1.0+" were added
+// by Fluss 1.0; all are optional, and older servers skip them in requests
+// (their parsers ignore unknown fields) and never send them.
 //
 // Rules the server enforces that matter here:
 //   - proto2 `required` fields are checked by the server's parser; a request
@@ -643,6 +645,11 @@ type PbPartitionInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PartitionId   *int64                 `protobuf:"varint,1,req,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
 	PartitionSpec *PbPartitionSpec       `protobuf:"bytes,2,req,name=partition_spec,json=partitionSpec" json:"partition_spec,omitempty"`
+	// 1.0+: the remote data dir of the partition (one of remote.data.dirs).
+	RemoteDataDir *string `protobuf:"bytes,3,opt,name=remote_data_dir,json=remoteDataDir" json:"remote_data_dir,omitempty"`
+	// 1.0+: the partition's own bucket count (partitions created before
+	// bucket.num was altered keep theirs).
+	BucketCount   *int32 `protobuf:"varint,4,opt,name=bucket_count,json=bucketCount" json:"bucket_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -689,6 +696,20 @@ func (x *PbPartitionInfo) GetPartitionSpec() *PbPartitionSpec {
 		return x.PartitionSpec
 	}
 	return nil
+}
+
+func (x *PbPartitionInfo) GetRemoteDataDir() string {
+	if x != nil && x.RemoteDataDir != nil {
+		return *x.RemoteDataDir
+	}
+	return ""
+}
+
+func (x *PbPartitionInfo) GetBucketCount() int32 {
+	if x != nil && x.BucketCount != nil {
+		return *x.BucketCount
+	}
+	return 0
 }
 
 type MetadataRequest struct {
@@ -831,8 +852,12 @@ type PbTableMetadata struct {
 	BucketMetadata []*PbBucketMetadata `protobuf:"bytes,5,rep,name=bucket_metadata,json=bucketMetadata" json:"bucket_metadata,omitempty"`
 	CreatedTime    *int64              `protobuf:"varint,6,req,name=created_time,json=createdTime" json:"created_time,omitempty"`
 	ModifiedTime   *int64              `protobuf:"varint,7,req,name=modified_time,json=modifiedTime" json:"modified_time,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// 1.0+.
+	RemoteDataDir *string `protobuf:"bytes,8,opt,name=remote_data_dir,json=remoteDataDir" json:"remote_data_dir,omitempty"`
+	// 1.0+: grows with every change of the table's bucket.num.
+	BucketCountEpoch *int64 `protobuf:"varint,9,opt,name=bucket_count_epoch,json=bucketCountEpoch" json:"bucket_count_epoch,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PbTableMetadata) Reset() {
@@ -914,14 +939,30 @@ func (x *PbTableMetadata) GetModifiedTime() int64 {
 	return 0
 }
 
+func (x *PbTableMetadata) GetRemoteDataDir() string {
+	if x != nil && x.RemoteDataDir != nil {
+		return *x.RemoteDataDir
+	}
+	return ""
+}
+
+func (x *PbTableMetadata) GetBucketCountEpoch() int64 {
+	if x != nil && x.BucketCountEpoch != nil {
+		return *x.BucketCountEpoch
+	}
+	return 0
+}
+
 type PbPartitionMetadata struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	TableId        *int64                 `protobuf:"varint,1,req,name=table_id,json=tableId" json:"table_id,omitempty"`
 	PartitionName  *string                `protobuf:"bytes,2,req,name=partition_name,json=partitionName" json:"partition_name,omitempty"`
 	PartitionId    *int64                 `protobuf:"varint,3,req,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
 	BucketMetadata []*PbBucketMetadata    `protobuf:"bytes,4,rep,name=bucket_metadata,json=bucketMetadata" json:"bucket_metadata,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// 1.0+: the partition's own bucket count.
+	BucketCount   *int32 `protobuf:"varint,5,opt,name=bucket_count,json=bucketCount" json:"bucket_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PbPartitionMetadata) Reset() {
@@ -982,13 +1023,24 @@ func (x *PbPartitionMetadata) GetBucketMetadata() []*PbBucketMetadata {
 	return nil
 }
 
+func (x *PbPartitionMetadata) GetBucketCount() int32 {
+	if x != nil && x.BucketCount != nil {
+		return *x.BucketCount
+	}
+	return 0
+}
+
 type PbBucketMetadata struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	BucketId *int32                 `protobuf:"varint,1,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
 	// Absent while the bucket has no leader.
-	LeaderId      *int32  `protobuf:"varint,2,opt,name=leader_id,json=leaderId" json:"leader_id,omitempty"`
-	ReplicaId     []int32 `protobuf:"varint,3,rep,packed,name=replica_id,json=replicaId" json:"replica_id,omitempty"`
-	LeaderEpoch   *int32  `protobuf:"varint,4,opt,name=leader_epoch,json=leaderEpoch" json:"leader_epoch,omitempty"`
+	LeaderId    *int32  `protobuf:"varint,2,opt,name=leader_id,json=leaderId" json:"leader_id,omitempty"`
+	ReplicaId   []int32 `protobuf:"varint,3,rep,packed,name=replica_id,json=replicaId" json:"replica_id,omitempty"`
+	LeaderEpoch *int32  `protobuf:"varint,4,opt,name=leader_epoch,json=leaderEpoch" json:"leader_epoch,omitempty"`
+	// 1.0+: generation of the leader and ISR state (-1: none yet).
+	BucketEpoch *int32 `protobuf:"varint,5,opt,name=bucket_epoch,json=bucketEpoch" json:"bucket_epoch,omitempty"`
+	// 1.0+: the in-sync replicas.
+	Isr           []int32 `protobuf:"varint,6,rep,packed,name=isr" json:"isr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1049,6 +1101,20 @@ func (x *PbBucketMetadata) GetLeaderEpoch() int32 {
 		return *x.LeaderEpoch
 	}
 	return 0
+}
+
+func (x *PbBucketMetadata) GetBucketEpoch() int32 {
+	if x != nil && x.BucketEpoch != nil {
+		return *x.BucketEpoch
+	}
+	return 0
+}
+
+func (x *PbBucketMetadata) GetIsr() []int32 {
+	if x != nil {
+		return x.Isr
+	}
+	return nil
 }
 
 type CreateDatabaseRequest struct {
@@ -1822,14 +1888,17 @@ func (x *GetTableInfoRequest) GetTablePath() *PbTablePath {
 }
 
 type GetTableInfoResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TableId       *int64                 `protobuf:"varint,1,req,name=table_id,json=tableId" json:"table_id,omitempty"`
-	SchemaId      *int32                 `protobuf:"varint,2,req,name=schema_id,json=schemaId" json:"schema_id,omitempty"`
-	TableJson     []byte                 `protobuf:"bytes,3,req,name=table_json,json=tableJson" json:"table_json,omitempty"`
-	CreatedTime   *int64                 `protobuf:"varint,4,req,name=created_time,json=createdTime" json:"created_time,omitempty"`
-	ModifiedTime  *int64                 `protobuf:"varint,5,req,name=modified_time,json=modifiedTime" json:"modified_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	TableId      *int64                 `protobuf:"varint,1,req,name=table_id,json=tableId" json:"table_id,omitempty"`
+	SchemaId     *int32                 `protobuf:"varint,2,req,name=schema_id,json=schemaId" json:"schema_id,omitempty"`
+	TableJson    []byte                 `protobuf:"bytes,3,req,name=table_json,json=tableJson" json:"table_json,omitempty"`
+	CreatedTime  *int64                 `protobuf:"varint,4,req,name=created_time,json=createdTime" json:"created_time,omitempty"`
+	ModifiedTime *int64                 `protobuf:"varint,5,req,name=modified_time,json=modifiedTime" json:"modified_time,omitempty"`
+	// 1.0+, as in PbTableMetadata.
+	RemoteDataDir    *string `protobuf:"bytes,6,opt,name=remote_data_dir,json=remoteDataDir" json:"remote_data_dir,omitempty"`
+	BucketCountEpoch *int64  `protobuf:"varint,7,opt,name=bucket_count_epoch,json=bucketCountEpoch" json:"bucket_count_epoch,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetTableInfoResponse) Reset() {
@@ -1893,6 +1962,20 @@ func (x *GetTableInfoResponse) GetCreatedTime() int64 {
 func (x *GetTableInfoResponse) GetModifiedTime() int64 {
 	if x != nil && x.ModifiedTime != nil {
 		return *x.ModifiedTime
+	}
+	return 0
+}
+
+func (x *GetTableInfoResponse) GetRemoteDataDir() string {
+	if x != nil && x.RemoteDataDir != nil {
+		return *x.RemoteDataDir
+	}
+	return ""
+}
+
+func (x *GetTableInfoResponse) GetBucketCountEpoch() int64 {
+	if x != nil && x.BucketCountEpoch != nil {
+		return *x.BucketCountEpoch
 	}
 	return 0
 }
@@ -2188,6 +2271,8 @@ type AlterTableRequest struct {
 	DropColumns       []*PbDropColumn        `protobuf:"bytes,5,rep,name=drop_columns,json=dropColumns" json:"drop_columns,omitempty"`
 	RenameColumns     []*PbRenameColumn      `protobuf:"bytes,6,rep,name=rename_columns,json=renameColumns" json:"rename_columns,omitempty"`
 	ModifyColumns     []*PbModifyColumn      `protobuf:"bytes,7,rep,name=modify_columns,json=modifyColumns" json:"modify_columns,omitempty"`
+	// 1.0+: a new bucket.num (partitioned tables: partitions created later).
+	ModifyBucketCount *PbModifyBucketCount `protobuf:"bytes,8,opt,name=modify_bucket_count,json=modifyBucketCount" json:"modify_bucket_count,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -2271,6 +2356,13 @@ func (x *AlterTableRequest) GetModifyColumns() []*PbModifyColumn {
 	return nil
 }
 
+func (x *AlterTableRequest) GetModifyBucketCount() *PbModifyBucketCount {
+	if x != nil {
+		return x.ModifyBucketCount
+	}
+	return nil
+}
+
 type AlterTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2307,6 +2399,50 @@ func (*AlterTableResponse) Descriptor() ([]byte, []int) {
 	return file_fluss_proto_rawDescGZIP(), []int{41}
 }
 
+type PbModifyBucketCount struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	NewBucketCount *int32                 `protobuf:"varint,1,req,name=new_bucket_count,json=newBucketCount" json:"new_bucket_count,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PbModifyBucketCount) Reset() {
+	*x = PbModifyBucketCount{}
+	mi := &file_fluss_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PbModifyBucketCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PbModifyBucketCount) ProtoMessage() {}
+
+func (x *PbModifyBucketCount) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PbModifyBucketCount.ProtoReflect.Descriptor instead.
+func (*PbModifyBucketCount) Descriptor() ([]byte, []int) {
+	return file_fluss_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *PbModifyBucketCount) GetNewBucketCount() int32 {
+	if x != nil && x.NewBucketCount != nil {
+		return *x.NewBucketCount
+	}
+	return 0
+}
+
 type PbAlterConfig struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	ConfigKey   *string                `protobuf:"bytes,1,req,name=config_key,json=configKey" json:"config_key,omitempty"`
@@ -2319,7 +2455,7 @@ type PbAlterConfig struct {
 
 func (x *PbAlterConfig) Reset() {
 	*x = PbAlterConfig{}
-	mi := &file_fluss_proto_msgTypes[42]
+	mi := &file_fluss_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2467,7 @@ func (x *PbAlterConfig) String() string {
 func (*PbAlterConfig) ProtoMessage() {}
 
 func (x *PbAlterConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[42]
+	mi := &file_fluss_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2480,7 @@ func (x *PbAlterConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbAlterConfig.ProtoReflect.Descriptor instead.
 func (*PbAlterConfig) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{42}
+	return file_fluss_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PbAlterConfig) GetConfigKey() string {
@@ -2375,13 +2511,16 @@ type PbAddColumn struct {
 	Comment      *string                `protobuf:"bytes,3,opt,name=comment" json:"comment,omitempty"`
 	// 0 last, 1 first, 3 after.
 	ColumnPositionType *int32 `protobuf:"varint,4,req,name=column_position_type,json=columnPositionType" json:"column_position_type,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// 1.0+: the column's aggregate function (aggregation merge engine).
+	AggFunctionType   *string       `protobuf:"bytes,5,opt,name=agg_function_type,json=aggFunctionType" json:"agg_function_type,omitempty"`
+	AggFunctionParams []*PbKeyValue `protobuf:"bytes,6,rep,name=agg_function_params,json=aggFunctionParams" json:"agg_function_params,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PbAddColumn) Reset() {
 	*x = PbAddColumn{}
-	mi := &file_fluss_proto_msgTypes[43]
+	mi := &file_fluss_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2532,7 @@ func (x *PbAddColumn) String() string {
 func (*PbAddColumn) ProtoMessage() {}
 
 func (x *PbAddColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[43]
+	mi := &file_fluss_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2545,7 @@ func (x *PbAddColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbAddColumn.ProtoReflect.Descriptor instead.
 func (*PbAddColumn) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{43}
+	return file_fluss_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PbAddColumn) GetColumnName() string {
@@ -2437,6 +2576,20 @@ func (x *PbAddColumn) GetColumnPositionType() int32 {
 	return 0
 }
 
+func (x *PbAddColumn) GetAggFunctionType() string {
+	if x != nil && x.AggFunctionType != nil {
+		return *x.AggFunctionType
+	}
+	return ""
+}
+
+func (x *PbAddColumn) GetAggFunctionParams() []*PbKeyValue {
+	if x != nil {
+		return x.AggFunctionParams
+	}
+	return nil
+}
+
 type PbDropColumn struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ColumnName    *string                `protobuf:"bytes,1,req,name=column_name,json=columnName" json:"column_name,omitempty"`
@@ -2446,7 +2599,7 @@ type PbDropColumn struct {
 
 func (x *PbDropColumn) Reset() {
 	*x = PbDropColumn{}
-	mi := &file_fluss_proto_msgTypes[44]
+	mi := &file_fluss_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2611,7 @@ func (x *PbDropColumn) String() string {
 func (*PbDropColumn) ProtoMessage() {}
 
 func (x *PbDropColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[44]
+	mi := &file_fluss_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2624,7 @@ func (x *PbDropColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbDropColumn.ProtoReflect.Descriptor instead.
 func (*PbDropColumn) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{44}
+	return file_fluss_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PbDropColumn) GetColumnName() string {
@@ -2491,7 +2644,7 @@ type PbRenameColumn struct {
 
 func (x *PbRenameColumn) Reset() {
 	*x = PbRenameColumn{}
-	mi := &file_fluss_proto_msgTypes[45]
+	mi := &file_fluss_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2656,7 @@ func (x *PbRenameColumn) String() string {
 func (*PbRenameColumn) ProtoMessage() {}
 
 func (x *PbRenameColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[45]
+	mi := &file_fluss_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2669,7 @@ func (x *PbRenameColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbRenameColumn.ProtoReflect.Descriptor instead.
 func (*PbRenameColumn) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{45}
+	return file_fluss_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PbRenameColumn) GetOldColumnName() string {
@@ -2545,7 +2698,7 @@ type PbModifyColumn struct {
 
 func (x *PbModifyColumn) Reset() {
 	*x = PbModifyColumn{}
-	mi := &file_fluss_proto_msgTypes[46]
+	mi := &file_fluss_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +2710,7 @@ func (x *PbModifyColumn) String() string {
 func (*PbModifyColumn) ProtoMessage() {}
 
 func (x *PbModifyColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[46]
+	mi := &file_fluss_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +2723,7 @@ func (x *PbModifyColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbModifyColumn.ProtoReflect.Descriptor instead.
 func (*PbModifyColumn) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{46}
+	return file_fluss_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PbModifyColumn) GetColumnName() string {
@@ -2605,13 +2758,15 @@ type ListPartitionInfosRequest struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
 	TablePath            *PbTablePath           `protobuf:"bytes,1,req,name=table_path,json=tablePath" json:"table_path,omitempty"`
 	PartialPartitionSpec *PbPartitionSpec       `protobuf:"bytes,2,opt,name=partial_partition_spec,json=partialPartitionSpec" json:"partial_partition_spec,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// 1.0+: also list system partitions (__historical__).
+	IncludeSystemPartitions *bool `protobuf:"varint,3,opt,name=include_system_partitions,json=includeSystemPartitions" json:"include_system_partitions,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *ListPartitionInfosRequest) Reset() {
 	*x = ListPartitionInfosRequest{}
-	mi := &file_fluss_proto_msgTypes[47]
+	mi := &file_fluss_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2623,7 +2778,7 @@ func (x *ListPartitionInfosRequest) String() string {
 func (*ListPartitionInfosRequest) ProtoMessage() {}
 
 func (x *ListPartitionInfosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[47]
+	mi := &file_fluss_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2636,7 +2791,7 @@ func (x *ListPartitionInfosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionInfosRequest.ProtoReflect.Descriptor instead.
 func (*ListPartitionInfosRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{47}
+	return file_fluss_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListPartitionInfosRequest) GetTablePath() *PbTablePath {
@@ -2653,16 +2808,25 @@ func (x *ListPartitionInfosRequest) GetPartialPartitionSpec() *PbPartitionSpec {
 	return nil
 }
 
+func (x *ListPartitionInfosRequest) GetIncludeSystemPartitions() bool {
+	if x != nil && x.IncludeSystemPartitions != nil {
+		return *x.IncludeSystemPartitions
+	}
+	return false
+}
+
 type ListPartitionInfosResponse struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	PartitionsInfo []*PbPartitionInfo     `protobuf:"bytes,1,rep,name=partitions_info,json=partitionsInfo" json:"partitions_info,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// 1.0+.
+	SystemPartitionsIncluded *bool `protobuf:"varint,2,opt,name=system_partitions_included,json=systemPartitionsIncluded" json:"system_partitions_included,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *ListPartitionInfosResponse) Reset() {
 	*x = ListPartitionInfosResponse{}
-	mi := &file_fluss_proto_msgTypes[48]
+	mi := &file_fluss_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2838,7 @@ func (x *ListPartitionInfosResponse) String() string {
 func (*ListPartitionInfosResponse) ProtoMessage() {}
 
 func (x *ListPartitionInfosResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[48]
+	mi := &file_fluss_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2851,7 @@ func (x *ListPartitionInfosResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionInfosResponse.ProtoReflect.Descriptor instead.
 func (*ListPartitionInfosResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{48}
+	return file_fluss_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListPartitionInfosResponse) GetPartitionsInfo() []*PbPartitionInfo {
@@ -2695,6 +2859,13 @@ func (x *ListPartitionInfosResponse) GetPartitionsInfo() []*PbPartitionInfo {
 		return x.PartitionsInfo
 	}
 	return nil
+}
+
+func (x *ListPartitionInfosResponse) GetSystemPartitionsIncluded() bool {
+	if x != nil && x.SystemPartitionsIncluded != nil {
+		return *x.SystemPartitionsIncluded
+	}
+	return false
 }
 
 type CreatePartitionRequest struct {
@@ -2709,7 +2880,7 @@ type CreatePartitionRequest struct {
 
 func (x *CreatePartitionRequest) Reset() {
 	*x = CreatePartitionRequest{}
-	mi := &file_fluss_proto_msgTypes[49]
+	mi := &file_fluss_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2721,7 +2892,7 @@ func (x *CreatePartitionRequest) String() string {
 func (*CreatePartitionRequest) ProtoMessage() {}
 
 func (x *CreatePartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[49]
+	mi := &file_fluss_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2734,7 +2905,7 @@ func (x *CreatePartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePartitionRequest.ProtoReflect.Descriptor instead.
 func (*CreatePartitionRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{49}
+	return file_fluss_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreatePartitionRequest) GetTablePath() *PbTablePath {
@@ -2766,7 +2937,7 @@ type CreatePartitionResponse struct {
 
 func (x *CreatePartitionResponse) Reset() {
 	*x = CreatePartitionResponse{}
-	mi := &file_fluss_proto_msgTypes[50]
+	mi := &file_fluss_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2778,7 +2949,7 @@ func (x *CreatePartitionResponse) String() string {
 func (*CreatePartitionResponse) ProtoMessage() {}
 
 func (x *CreatePartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[50]
+	mi := &file_fluss_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2791,7 +2962,7 @@ func (x *CreatePartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePartitionResponse.ProtoReflect.Descriptor instead.
 func (*CreatePartitionResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{50}
+	return file_fluss_proto_rawDescGZIP(), []int{51}
 }
 
 type DropPartitionRequest struct {
@@ -2805,7 +2976,7 @@ type DropPartitionRequest struct {
 
 func (x *DropPartitionRequest) Reset() {
 	*x = DropPartitionRequest{}
-	mi := &file_fluss_proto_msgTypes[51]
+	mi := &file_fluss_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2817,7 +2988,7 @@ func (x *DropPartitionRequest) String() string {
 func (*DropPartitionRequest) ProtoMessage() {}
 
 func (x *DropPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[51]
+	mi := &file_fluss_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2830,7 +3001,7 @@ func (x *DropPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropPartitionRequest.ProtoReflect.Descriptor instead.
 func (*DropPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{51}
+	return file_fluss_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DropPartitionRequest) GetTablePath() *PbTablePath {
@@ -2862,7 +3033,7 @@ type DropPartitionResponse struct {
 
 func (x *DropPartitionResponse) Reset() {
 	*x = DropPartitionResponse{}
-	mi := &file_fluss_proto_msgTypes[52]
+	mi := &file_fluss_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +3045,7 @@ func (x *DropPartitionResponse) String() string {
 func (*DropPartitionResponse) ProtoMessage() {}
 
 func (x *DropPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[52]
+	mi := &file_fluss_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +3058,7 @@ func (x *DropPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropPartitionResponse.ProtoReflect.Descriptor instead.
 func (*DropPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{52}
+	return file_fluss_proto_rawDescGZIP(), []int{53}
 }
 
 type ListOffsetsRequest struct {
@@ -2902,13 +3073,15 @@ type ListOffsetsRequest struct {
 	// Milliseconds since the epoch, for offset_type 2. (camelCase on the wire
 	// schema; the name is irrelevant to the encoding.)
 	StartTimestamp *int64 `protobuf:"varint,6,opt,name=start_timestamp,json=startTimestamp" json:"start_timestamp,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// 1.0+: see PbPutKvReqForBucket.routing_bucket_count.
+	RoutingBucketCount *int32 `protobuf:"varint,7,opt,name=routing_bucket_count,json=routingBucketCount" json:"routing_bucket_count,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ListOffsetsRequest) Reset() {
 	*x = ListOffsetsRequest{}
-	mi := &file_fluss_proto_msgTypes[53]
+	mi := &file_fluss_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2920,7 +3093,7 @@ func (x *ListOffsetsRequest) String() string {
 func (*ListOffsetsRequest) ProtoMessage() {}
 
 func (x *ListOffsetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[53]
+	mi := &file_fluss_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2933,7 +3106,7 @@ func (x *ListOffsetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsRequest.ProtoReflect.Descriptor instead.
 func (*ListOffsetsRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{53}
+	return file_fluss_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListOffsetsRequest) GetFollowerServerId() int32 {
@@ -2978,6 +3151,13 @@ func (x *ListOffsetsRequest) GetStartTimestamp() int64 {
 	return 0
 }
 
+func (x *ListOffsetsRequest) GetRoutingBucketCount() int32 {
+	if x != nil && x.RoutingBucketCount != nil {
+		return *x.RoutingBucketCount
+	}
+	return 0
+}
+
 type ListOffsetsResponse struct {
 	state         protoimpl.MessageState        `protogen:"open.v1"`
 	BucketsResp   []*PbListOffsetsRespForBucket `protobuf:"bytes,1,rep,name=buckets_resp,json=bucketsResp" json:"buckets_resp,omitempty"`
@@ -2987,7 +3167,7 @@ type ListOffsetsResponse struct {
 
 func (x *ListOffsetsResponse) Reset() {
 	*x = ListOffsetsResponse{}
-	mi := &file_fluss_proto_msgTypes[54]
+	mi := &file_fluss_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2999,7 +3179,7 @@ func (x *ListOffsetsResponse) String() string {
 func (*ListOffsetsResponse) ProtoMessage() {}
 
 func (x *ListOffsetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[54]
+	mi := &file_fluss_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3012,7 +3192,7 @@ func (x *ListOffsetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsResponse.ProtoReflect.Descriptor instead.
 func (*ListOffsetsResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{54}
+	return file_fluss_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListOffsetsResponse) GetBucketsResp() []*PbListOffsetsRespForBucket {
@@ -3034,7 +3214,7 @@ type PbListOffsetsRespForBucket struct {
 
 func (x *PbListOffsetsRespForBucket) Reset() {
 	*x = PbListOffsetsRespForBucket{}
-	mi := &file_fluss_proto_msgTypes[55]
+	mi := &file_fluss_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3046,7 +3226,7 @@ func (x *PbListOffsetsRespForBucket) String() string {
 func (*PbListOffsetsRespForBucket) ProtoMessage() {}
 
 func (x *PbListOffsetsRespForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[55]
+	mi := &file_fluss_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3059,7 +3239,7 @@ func (x *PbListOffsetsRespForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbListOffsetsRespForBucket.ProtoReflect.Descriptor instead.
 func (*PbListOffsetsRespForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{55}
+	return file_fluss_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *PbListOffsetsRespForBucket) GetBucketId() int32 {
@@ -3098,13 +3278,15 @@ type FetchLogRequest struct {
 	TablesReq        []*PbFetchLogReqForTable `protobuf:"bytes,3,rep,name=tables_req,json=tablesReq" json:"tables_req,omitempty"`
 	MaxWaitMs        *int32                   `protobuf:"varint,4,opt,name=max_wait_ms,json=maxWaitMs" json:"max_wait_ms,omitempty"`
 	MinBytes         *int32                   `protobuf:"varint,5,opt,name=min_bytes,json=minBytes" json:"min_bytes,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// 1.0+: 0 local log first (default), 1 remote log first.
+	ReadPreference *int32 `protobuf:"varint,6,opt,name=read_preference,json=readPreference" json:"read_preference,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *FetchLogRequest) Reset() {
 	*x = FetchLogRequest{}
-	mi := &file_fluss_proto_msgTypes[56]
+	mi := &file_fluss_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3116,7 +3298,7 @@ func (x *FetchLogRequest) String() string {
 func (*FetchLogRequest) ProtoMessage() {}
 
 func (x *FetchLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[56]
+	mi := &file_fluss_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3129,7 +3311,7 @@ func (x *FetchLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequest.ProtoReflect.Descriptor instead.
 func (*FetchLogRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{56}
+	return file_fluss_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *FetchLogRequest) GetFollowerServerId() int32 {
@@ -3167,6 +3349,13 @@ func (x *FetchLogRequest) GetMinBytes() int32 {
 	return 0
 }
 
+func (x *FetchLogRequest) GetReadPreference() int32 {
+	if x != nil && x.ReadPreference != nil {
+		return *x.ReadPreference
+	}
+	return 0
+}
+
 type PbFetchLogReqForTable struct {
 	state                     protoimpl.MessageState `protogen:"open.v1"`
 	TableId                   *int64                 `protobuf:"varint,1,req,name=table_id,json=tableId" json:"table_id,omitempty"`
@@ -3180,7 +3369,7 @@ type PbFetchLogReqForTable struct {
 
 func (x *PbFetchLogReqForTable) Reset() {
 	*x = PbFetchLogReqForTable{}
-	mi := &file_fluss_proto_msgTypes[57]
+	mi := &file_fluss_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3192,7 +3381,7 @@ func (x *PbFetchLogReqForTable) String() string {
 func (*PbFetchLogReqForTable) ProtoMessage() {}
 
 func (x *PbFetchLogReqForTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[57]
+	mi := &file_fluss_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3205,7 +3394,7 @@ func (x *PbFetchLogReqForTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbFetchLogReqForTable.ProtoReflect.Descriptor instead.
 func (*PbFetchLogReqForTable) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{57}
+	return file_fluss_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PbFetchLogReqForTable) GetTableId() int64 {
@@ -3243,13 +3432,15 @@ type PbFetchLogReqForBucket struct {
 	// -2 = from the log start.
 	FetchOffset   *int64 `protobuf:"varint,3,req,name=fetch_offset,json=fetchOffset" json:"fetch_offset,omitempty"`
 	MaxFetchBytes *int32 `protobuf:"varint,4,req,name=max_fetch_bytes,json=maxFetchBytes" json:"max_fetch_bytes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// 1.0+: see PbPutKvReqForBucket.routing_bucket_count.
+	RoutingBucketCount *int32 `protobuf:"varint,5,opt,name=routing_bucket_count,json=routingBucketCount" json:"routing_bucket_count,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PbFetchLogReqForBucket) Reset() {
 	*x = PbFetchLogReqForBucket{}
-	mi := &file_fluss_proto_msgTypes[58]
+	mi := &file_fluss_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3261,7 +3452,7 @@ func (x *PbFetchLogReqForBucket) String() string {
 func (*PbFetchLogReqForBucket) ProtoMessage() {}
 
 func (x *PbFetchLogReqForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[58]
+	mi := &file_fluss_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3274,7 +3465,7 @@ func (x *PbFetchLogReqForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbFetchLogReqForBucket.ProtoReflect.Descriptor instead.
 func (*PbFetchLogReqForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{58}
+	return file_fluss_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PbFetchLogReqForBucket) GetPartitionId() int64 {
@@ -3305,6 +3496,13 @@ func (x *PbFetchLogReqForBucket) GetMaxFetchBytes() int32 {
 	return 0
 }
 
+func (x *PbFetchLogReqForBucket) GetRoutingBucketCount() int32 {
+	if x != nil && x.RoutingBucketCount != nil {
+		return *x.RoutingBucketCount
+	}
+	return 0
+}
+
 type FetchLogResponse struct {
 	state         protoimpl.MessageState    `protogen:"open.v1"`
 	TablesResp    []*PbFetchLogRespForTable `protobuf:"bytes,1,rep,name=tables_resp,json=tablesResp" json:"tables_resp,omitempty"`
@@ -3314,7 +3512,7 @@ type FetchLogResponse struct {
 
 func (x *FetchLogResponse) Reset() {
 	*x = FetchLogResponse{}
-	mi := &file_fluss_proto_msgTypes[59]
+	mi := &file_fluss_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3326,7 +3524,7 @@ func (x *FetchLogResponse) String() string {
 func (*FetchLogResponse) ProtoMessage() {}
 
 func (x *FetchLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[59]
+	mi := &file_fluss_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3339,7 +3537,7 @@ func (x *FetchLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponse.ProtoReflect.Descriptor instead.
 func (*FetchLogResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{59}
+	return file_fluss_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *FetchLogResponse) GetTablesResp() []*PbFetchLogRespForTable {
@@ -3359,7 +3557,7 @@ type PbFetchLogRespForTable struct {
 
 func (x *PbFetchLogRespForTable) Reset() {
 	*x = PbFetchLogRespForTable{}
-	mi := &file_fluss_proto_msgTypes[60]
+	mi := &file_fluss_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3371,7 +3569,7 @@ func (x *PbFetchLogRespForTable) String() string {
 func (*PbFetchLogRespForTable) ProtoMessage() {}
 
 func (x *PbFetchLogRespForTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[60]
+	mi := &file_fluss_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3384,7 +3582,7 @@ func (x *PbFetchLogRespForTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbFetchLogRespForTable.ProtoReflect.Descriptor instead.
 func (*PbFetchLogRespForTable) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{60}
+	return file_fluss_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *PbFetchLogRespForTable) GetTableId() int64 {
@@ -3412,14 +3610,20 @@ type PbFetchLogRespForBucket struct {
 	LogStartOffset     *int64                `protobuf:"varint,6,opt,name=log_start_offset,json=logStartOffset" json:"log_start_offset,omitempty"`
 	RemoteLogFetchInfo *PbRemoteLogFetchInfo `protobuf:"bytes,7,opt,name=remote_log_fetch_info,json=remoteLogFetchInfo" json:"remote_log_fetch_info,omitempty"`
 	// Back-to-back log batches; the last one may be cut off.
-	Records       []byte `protobuf:"bytes,8,opt,name=records" json:"records,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Records []byte `protobuf:"bytes,8,opt,name=records" json:"records,omitempty"`
+	// 1.0+, with a filter predicate: how far the server read while dropping
+	// batches; the next fetch starts at the larger of this and the end of
+	// the records.
+	FilteredEndOffset *int64 `protobuf:"varint,9,opt,name=filtered_end_offset,json=filteredEndOffset" json:"filtered_end_offset,omitempty"`
+	// 1.0+, follower fetches of KV tables only.
+	MinRetainOffset *int64 `protobuf:"varint,10,opt,name=min_retain_offset,json=minRetainOffset" json:"min_retain_offset,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PbFetchLogRespForBucket) Reset() {
 	*x = PbFetchLogRespForBucket{}
-	mi := &file_fluss_proto_msgTypes[61]
+	mi := &file_fluss_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3431,7 +3635,7 @@ func (x *PbFetchLogRespForBucket) String() string {
 func (*PbFetchLogRespForBucket) ProtoMessage() {}
 
 func (x *PbFetchLogRespForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[61]
+	mi := &file_fluss_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3444,7 +3648,7 @@ func (x *PbFetchLogRespForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbFetchLogRespForBucket.ProtoReflect.Descriptor instead.
 func (*PbFetchLogRespForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{61}
+	return file_fluss_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *PbFetchLogRespForBucket) GetPartitionId() int64 {
@@ -3503,6 +3707,20 @@ func (x *PbFetchLogRespForBucket) GetRecords() []byte {
 	return nil
 }
 
+func (x *PbFetchLogRespForBucket) GetFilteredEndOffset() int64 {
+	if x != nil && x.FilteredEndOffset != nil {
+		return *x.FilteredEndOffset
+	}
+	return 0
+}
+
+func (x *PbFetchLogRespForBucket) GetMinRetainOffset() int64 {
+	if x != nil && x.MinRetainOffset != nil {
+		return *x.MinRetainOffset
+	}
+	return 0
+}
+
 type PbRemoteLogFetchInfo struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	RemoteLogTabletDir *string                `protobuf:"bytes,1,req,name=remote_log_tablet_dir,json=remoteLogTabletDir" json:"remote_log_tablet_dir,omitempty"`
@@ -3515,7 +3733,7 @@ type PbRemoteLogFetchInfo struct {
 
 func (x *PbRemoteLogFetchInfo) Reset() {
 	*x = PbRemoteLogFetchInfo{}
-	mi := &file_fluss_proto_msgTypes[62]
+	mi := &file_fluss_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3527,7 +3745,7 @@ func (x *PbRemoteLogFetchInfo) String() string {
 func (*PbRemoteLogFetchInfo) ProtoMessage() {}
 
 func (x *PbRemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[62]
+	mi := &file_fluss_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3540,7 +3758,7 @@ func (x *PbRemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbRemoteLogFetchInfo.ProtoReflect.Descriptor instead.
 func (*PbRemoteLogFetchInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{62}
+	return file_fluss_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *PbRemoteLogFetchInfo) GetRemoteLogTabletDir() string {
@@ -3584,7 +3802,7 @@ type PbRemoteLogSegment struct {
 
 func (x *PbRemoteLogSegment) Reset() {
 	*x = PbRemoteLogSegment{}
-	mi := &file_fluss_proto_msgTypes[63]
+	mi := &file_fluss_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3596,7 +3814,7 @@ func (x *PbRemoteLogSegment) String() string {
 func (*PbRemoteLogSegment) ProtoMessage() {}
 
 func (x *PbRemoteLogSegment) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[63]
+	mi := &file_fluss_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3609,7 +3827,7 @@ func (x *PbRemoteLogSegment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbRemoteLogSegment.ProtoReflect.Descriptor instead.
 func (*PbRemoteLogSegment) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{63}
+	return file_fluss_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PbRemoteLogSegment) GetRemoteLogSegmentId() string {
@@ -3660,7 +3878,7 @@ type ProduceLogRequest struct {
 
 func (x *ProduceLogRequest) Reset() {
 	*x = ProduceLogRequest{}
-	mi := &file_fluss_proto_msgTypes[64]
+	mi := &file_fluss_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3672,7 +3890,7 @@ func (x *ProduceLogRequest) String() string {
 func (*ProduceLogRequest) ProtoMessage() {}
 
 func (x *ProduceLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[64]
+	mi := &file_fluss_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3685,7 +3903,7 @@ func (x *ProduceLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogRequest.ProtoReflect.Descriptor instead.
 func (*ProduceLogRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{64}
+	return file_fluss_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ProduceLogRequest) GetAcks() int32 {
@@ -3717,17 +3935,22 @@ func (x *ProduceLogRequest) GetBucketsReq() []*PbProduceLogReqForBucket {
 }
 
 type PbProduceLogReqForBucket struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PartitionId   *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
-	BucketId      *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
-	Records       []byte                 `protobuf:"bytes,3,req,name=records" json:"records,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	PartitionId *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
+	BucketId    *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
+	Records     []byte                 `protobuf:"bytes,3,req,name=records" json:"records,omitempty"`
+	// 1.0+: the dropped partition a late write is for (historical
+	// partitions); unset for normal writes.
+	OriginalPartitionName *string `protobuf:"bytes,4,opt,name=original_partition_name,json=originalPartitionName" json:"original_partition_name,omitempty"`
+	// 1.0+: see PbPutKvReqForBucket.routing_bucket_count.
+	RoutingBucketCount *int32 `protobuf:"varint,5,opt,name=routing_bucket_count,json=routingBucketCount" json:"routing_bucket_count,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PbProduceLogReqForBucket) Reset() {
 	*x = PbProduceLogReqForBucket{}
-	mi := &file_fluss_proto_msgTypes[65]
+	mi := &file_fluss_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3739,7 +3962,7 @@ func (x *PbProduceLogReqForBucket) String() string {
 func (*PbProduceLogReqForBucket) ProtoMessage() {}
 
 func (x *PbProduceLogReqForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[65]
+	mi := &file_fluss_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3752,7 +3975,7 @@ func (x *PbProduceLogReqForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbProduceLogReqForBucket.ProtoReflect.Descriptor instead.
 func (*PbProduceLogReqForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{65}
+	return file_fluss_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *PbProduceLogReqForBucket) GetPartitionId() int64 {
@@ -3776,6 +3999,20 @@ func (x *PbProduceLogReqForBucket) GetRecords() []byte {
 	return nil
 }
 
+func (x *PbProduceLogReqForBucket) GetOriginalPartitionName() string {
+	if x != nil && x.OriginalPartitionName != nil {
+		return *x.OriginalPartitionName
+	}
+	return ""
+}
+
+func (x *PbProduceLogReqForBucket) GetRoutingBucketCount() int32 {
+	if x != nil && x.RoutingBucketCount != nil {
+		return *x.RoutingBucketCount
+	}
+	return 0
+}
+
 type ProduceLogResponse struct {
 	state         protoimpl.MessageState       `protogen:"open.v1"`
 	BucketsResp   []*PbProduceLogRespForBucket `protobuf:"bytes,1,rep,name=buckets_resp,json=bucketsResp" json:"buckets_resp,omitempty"`
@@ -3785,7 +4022,7 @@ type ProduceLogResponse struct {
 
 func (x *ProduceLogResponse) Reset() {
 	*x = ProduceLogResponse{}
-	mi := &file_fluss_proto_msgTypes[66]
+	mi := &file_fluss_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3797,7 +4034,7 @@ func (x *ProduceLogResponse) String() string {
 func (*ProduceLogResponse) ProtoMessage() {}
 
 func (x *ProduceLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[66]
+	mi := &file_fluss_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3810,7 +4047,7 @@ func (x *ProduceLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogResponse.ProtoReflect.Descriptor instead.
 func (*ProduceLogResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{66}
+	return file_fluss_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ProduceLogResponse) GetBucketsResp() []*PbProduceLogRespForBucket {
@@ -3821,19 +4058,21 @@ func (x *ProduceLogResponse) GetBucketsResp() []*PbProduceLogRespForBucket {
 }
 
 type PbProduceLogRespForBucket struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PartitionId   *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
-	BucketId      *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
-	ErrorCode     *int32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
-	ErrorMessage  *string                `protobuf:"bytes,4,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
-	BaseOffset    *int64                 `protobuf:"varint,5,opt,name=base_offset,json=baseOffset" json:"base_offset,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	PartitionId  *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
+	BucketId     *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
+	ErrorCode    *int32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
+	ErrorMessage *string                `protobuf:"bytes,4,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
+	BaseOffset   *int64                 `protobuf:"varint,5,opt,name=base_offset,json=baseOffset" json:"base_offset,omitempty"`
+	// 1.0+: echoes the request's original_partition_name.
+	OriginalPartitionName *string `protobuf:"bytes,6,opt,name=original_partition_name,json=originalPartitionName" json:"original_partition_name,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *PbProduceLogRespForBucket) Reset() {
 	*x = PbProduceLogRespForBucket{}
-	mi := &file_fluss_proto_msgTypes[67]
+	mi := &file_fluss_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3845,7 +4084,7 @@ func (x *PbProduceLogRespForBucket) String() string {
 func (*PbProduceLogRespForBucket) ProtoMessage() {}
 
 func (x *PbProduceLogRespForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[67]
+	mi := &file_fluss_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3858,7 +4097,7 @@ func (x *PbProduceLogRespForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbProduceLogRespForBucket.ProtoReflect.Descriptor instead.
 func (*PbProduceLogRespForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{67}
+	return file_fluss_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *PbProduceLogRespForBucket) GetPartitionId() int64 {
@@ -3896,6 +4135,13 @@ func (x *PbProduceLogRespForBucket) GetBaseOffset() int64 {
 	return 0
 }
 
+func (x *PbProduceLogRespForBucket) GetOriginalPartitionName() string {
+	if x != nil && x.OriginalPartitionName != nil {
+		return *x.OriginalPartitionName
+	}
+	return ""
+}
+
 type PutKvRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Acks      *int32                 `protobuf:"varint,1,req,name=acks" json:"acks,omitempty"`
@@ -3912,7 +4158,7 @@ type PutKvRequest struct {
 
 func (x *PutKvRequest) Reset() {
 	*x = PutKvRequest{}
-	mi := &file_fluss_proto_msgTypes[68]
+	mi := &file_fluss_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +4170,7 @@ func (x *PutKvRequest) String() string {
 func (*PutKvRequest) ProtoMessage() {}
 
 func (x *PutKvRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[68]
+	mi := &file_fluss_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +4183,7 @@ func (x *PutKvRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvRequest.ProtoReflect.Descriptor instead.
 func (*PutKvRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{68}
+	return file_fluss_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *PutKvRequest) GetAcks() int32 {
@@ -3983,17 +4229,23 @@ func (x *PutKvRequest) GetAggMode() int32 {
 }
 
 type PbPutKvReqForBucket struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PartitionId   *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
-	BucketId      *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
-	Records       []byte                 `protobuf:"bytes,3,req,name=records" json:"records,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	PartitionId *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
+	BucketId    *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
+	Records     []byte                 `protobuf:"bytes,3,req,name=records" json:"records,omitempty"`
+	// 1.0+: as in PbProduceLogReqForBucket.
+	OriginalPartitionName *string `protobuf:"bytes,4,opt,name=original_partition_name,json=originalPartitionName" json:"original_partition_name,omitempty"`
+	// 1.0+: the bucket count bucket_id was computed with; the server
+	// compares it with the partition's (or table's) count to detect stale
+	// routing.
+	RoutingBucketCount *int32 `protobuf:"varint,5,opt,name=routing_bucket_count,json=routingBucketCount" json:"routing_bucket_count,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PbPutKvReqForBucket) Reset() {
 	*x = PbPutKvReqForBucket{}
-	mi := &file_fluss_proto_msgTypes[69]
+	mi := &file_fluss_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4005,7 +4257,7 @@ func (x *PbPutKvReqForBucket) String() string {
 func (*PbPutKvReqForBucket) ProtoMessage() {}
 
 func (x *PbPutKvReqForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[69]
+	mi := &file_fluss_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4018,7 +4270,7 @@ func (x *PbPutKvReqForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbPutKvReqForBucket.ProtoReflect.Descriptor instead.
 func (*PbPutKvReqForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{69}
+	return file_fluss_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *PbPutKvReqForBucket) GetPartitionId() int64 {
@@ -4042,6 +4294,20 @@ func (x *PbPutKvReqForBucket) GetRecords() []byte {
 	return nil
 }
 
+func (x *PbPutKvReqForBucket) GetOriginalPartitionName() string {
+	if x != nil && x.OriginalPartitionName != nil {
+		return *x.OriginalPartitionName
+	}
+	return ""
+}
+
+func (x *PbPutKvReqForBucket) GetRoutingBucketCount() int32 {
+	if x != nil && x.RoutingBucketCount != nil {
+		return *x.RoutingBucketCount
+	}
+	return 0
+}
+
 type PutKvResponse struct {
 	state         protoimpl.MessageState  `protogen:"open.v1"`
 	BucketsResp   []*PbPutKvRespForBucket `protobuf:"bytes,1,rep,name=buckets_resp,json=bucketsResp" json:"buckets_resp,omitempty"`
@@ -4051,7 +4317,7 @@ type PutKvResponse struct {
 
 func (x *PutKvResponse) Reset() {
 	*x = PutKvResponse{}
-	mi := &file_fluss_proto_msgTypes[70]
+	mi := &file_fluss_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4063,7 +4329,7 @@ func (x *PutKvResponse) String() string {
 func (*PutKvResponse) ProtoMessage() {}
 
 func (x *PutKvResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[70]
+	mi := &file_fluss_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4076,7 +4342,7 @@ func (x *PutKvResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvResponse.ProtoReflect.Descriptor instead.
 func (*PutKvResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{70}
+	return file_fluss_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *PutKvResponse) GetBucketsResp() []*PbPutKvRespForBucket {
@@ -4093,14 +4359,18 @@ type PbPutKvRespForBucket struct {
 	ErrorCode    *int32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
 	ErrorMessage *string                `protobuf:"bytes,4,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
 	// 0.9+: changelog end offset after the write.
-	LogEndOffset  *int64 `protobuf:"varint,5,opt,name=log_end_offset,json=logEndOffset" json:"log_end_offset,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LogEndOffset *int64 `protobuf:"varint,5,opt,name=log_end_offset,json=logEndOffset" json:"log_end_offset,omitempty"`
+	// 1.0+: write backpressure, 0 none, in (0, 1) delayed.
+	Pressure *float32 `protobuf:"fixed32,6,opt,name=pressure" json:"pressure,omitempty"`
+	// 1.0+: echoes the request's original_partition_name.
+	OriginalPartitionName *string `protobuf:"bytes,7,opt,name=original_partition_name,json=originalPartitionName" json:"original_partition_name,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *PbPutKvRespForBucket) Reset() {
 	*x = PbPutKvRespForBucket{}
-	mi := &file_fluss_proto_msgTypes[71]
+	mi := &file_fluss_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4112,7 +4382,7 @@ func (x *PbPutKvRespForBucket) String() string {
 func (*PbPutKvRespForBucket) ProtoMessage() {}
 
 func (x *PbPutKvRespForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[71]
+	mi := &file_fluss_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4125,7 +4395,7 @@ func (x *PbPutKvRespForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbPutKvRespForBucket.ProtoReflect.Descriptor instead.
 func (*PbPutKvRespForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{71}
+	return file_fluss_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *PbPutKvRespForBucket) GetPartitionId() int64 {
@@ -4163,6 +4433,20 @@ func (x *PbPutKvRespForBucket) GetLogEndOffset() int64 {
 	return 0
 }
 
+func (x *PbPutKvRespForBucket) GetPressure() float32 {
+	if x != nil && x.Pressure != nil {
+		return *x.Pressure
+	}
+	return 0
+}
+
+func (x *PbPutKvRespForBucket) GetOriginalPartitionName() string {
+	if x != nil && x.OriginalPartitionName != nil {
+		return *x.OriginalPartitionName
+	}
+	return ""
+}
+
 type LookupRequest struct {
 	state             protoimpl.MessageState  `protogen:"open.v1"`
 	TableId           *int64                  `protobuf:"varint,1,req,name=table_id,json=tableId" json:"table_id,omitempty"`
@@ -4176,7 +4460,7 @@ type LookupRequest struct {
 
 func (x *LookupRequest) Reset() {
 	*x = LookupRequest{}
-	mi := &file_fluss_proto_msgTypes[72]
+	mi := &file_fluss_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4188,7 +4472,7 @@ func (x *LookupRequest) String() string {
 func (*LookupRequest) ProtoMessage() {}
 
 func (x *LookupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[72]
+	mi := &file_fluss_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4201,7 +4485,7 @@ func (x *LookupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupRequest.ProtoReflect.Descriptor instead.
 func (*LookupRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{72}
+	return file_fluss_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LookupRequest) GetTableId() int64 {
@@ -4240,17 +4524,20 @@ func (x *LookupRequest) GetTimeoutMs() int32 {
 }
 
 type PbLookupReqForBucket struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PartitionId   *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
-	BucketId      *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
-	Keys          [][]byte               `protobuf:"bytes,3,rep,name=keys" json:"keys,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	PartitionId *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
+	BucketId    *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
+	Keys        [][]byte               `protobuf:"bytes,3,rep,name=keys" json:"keys,omitempty"`
+	// 1.0+: as in PbPutKvReqForBucket.
+	OriginalPartitionName *string `protobuf:"bytes,4,opt,name=original_partition_name,json=originalPartitionName" json:"original_partition_name,omitempty"`
+	RoutingBucketCount    *int32  `protobuf:"varint,5,opt,name=routing_bucket_count,json=routingBucketCount" json:"routing_bucket_count,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *PbLookupReqForBucket) Reset() {
 	*x = PbLookupReqForBucket{}
-	mi := &file_fluss_proto_msgTypes[73]
+	mi := &file_fluss_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4262,7 +4549,7 @@ func (x *PbLookupReqForBucket) String() string {
 func (*PbLookupReqForBucket) ProtoMessage() {}
 
 func (x *PbLookupReqForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[73]
+	mi := &file_fluss_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4275,7 +4562,7 @@ func (x *PbLookupReqForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbLookupReqForBucket.ProtoReflect.Descriptor instead.
 func (*PbLookupReqForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{73}
+	return file_fluss_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *PbLookupReqForBucket) GetPartitionId() int64 {
@@ -4299,6 +4586,20 @@ func (x *PbLookupReqForBucket) GetKeys() [][]byte {
 	return nil
 }
 
+func (x *PbLookupReqForBucket) GetOriginalPartitionName() string {
+	if x != nil && x.OriginalPartitionName != nil {
+		return *x.OriginalPartitionName
+	}
+	return ""
+}
+
+func (x *PbLookupReqForBucket) GetRoutingBucketCount() int32 {
+	if x != nil && x.RoutingBucketCount != nil {
+		return *x.RoutingBucketCount
+	}
+	return 0
+}
+
 type LookupResponse struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
 	BucketsResp   []*PbLookupRespForBucket `protobuf:"bytes,1,rep,name=buckets_resp,json=bucketsResp" json:"buckets_resp,omitempty"`
@@ -4308,7 +4609,7 @@ type LookupResponse struct {
 
 func (x *LookupResponse) Reset() {
 	*x = LookupResponse{}
-	mi := &file_fluss_proto_msgTypes[74]
+	mi := &file_fluss_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4320,7 +4621,7 @@ func (x *LookupResponse) String() string {
 func (*LookupResponse) ProtoMessage() {}
 
 func (x *LookupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[74]
+	mi := &file_fluss_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4333,7 +4634,7 @@ func (x *LookupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LookupResponse.ProtoReflect.Descriptor instead.
 func (*LookupResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{74}
+	return file_fluss_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LookupResponse) GetBucketsResp() []*PbLookupRespForBucket {
@@ -4344,19 +4645,21 @@ func (x *LookupResponse) GetBucketsResp() []*PbLookupRespForBucket {
 }
 
 type PbLookupRespForBucket struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PartitionId   *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
-	BucketId      *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
-	ErrorCode     *int32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
-	ErrorMessage  *string                `protobuf:"bytes,4,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
-	Values        []*PbValue             `protobuf:"bytes,5,rep,name=values" json:"values,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	PartitionId  *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
+	BucketId     *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
+	ErrorCode    *int32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
+	ErrorMessage *string                `protobuf:"bytes,4,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
+	Values       []*PbValue             `protobuf:"bytes,5,rep,name=values" json:"values,omitempty"`
+	// 1.0+: echoes the request's original_partition_name.
+	OriginalPartitionName *string `protobuf:"bytes,6,opt,name=original_partition_name,json=originalPartitionName" json:"original_partition_name,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *PbLookupRespForBucket) Reset() {
 	*x = PbLookupRespForBucket{}
-	mi := &file_fluss_proto_msgTypes[75]
+	mi := &file_fluss_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4368,7 +4671,7 @@ func (x *PbLookupRespForBucket) String() string {
 func (*PbLookupRespForBucket) ProtoMessage() {}
 
 func (x *PbLookupRespForBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[75]
+	mi := &file_fluss_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4381,7 +4684,7 @@ func (x *PbLookupRespForBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbLookupRespForBucket.ProtoReflect.Descriptor instead.
 func (*PbLookupRespForBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{75}
+	return file_fluss_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *PbLookupRespForBucket) GetPartitionId() int64 {
@@ -4419,6 +4722,13 @@ func (x *PbLookupRespForBucket) GetValues() []*PbValue {
 	return nil
 }
 
+func (x *PbLookupRespForBucket) GetOriginalPartitionName() string {
+	if x != nil && x.OriginalPartitionName != nil {
+		return *x.OriginalPartitionName
+	}
+	return ""
+}
+
 type PbValue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Absent = key not found.
@@ -4429,7 +4739,7 @@ type PbValue struct {
 
 func (x *PbValue) Reset() {
 	*x = PbValue{}
-	mi := &file_fluss_proto_msgTypes[76]
+	mi := &file_fluss_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4441,7 +4751,7 @@ func (x *PbValue) String() string {
 func (*PbValue) ProtoMessage() {}
 
 func (x *PbValue) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[76]
+	mi := &file_fluss_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4454,7 +4764,7 @@ func (x *PbValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbValue.ProtoReflect.Descriptor instead.
 func (*PbValue) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{76}
+	return file_fluss_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *PbValue) GetValues() []byte {
@@ -4467,17 +4777,19 @@ func (x *PbValue) GetValues() []byte {
 type LimitScanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// There is no field 1.
-	TableId       *int64 `protobuf:"varint,2,req,name=table_id,json=tableId" json:"table_id,omitempty"`
-	PartitionId   *int64 `protobuf:"varint,3,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
-	BucketId      *int32 `protobuf:"varint,4,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
-	Limit         *int32 `protobuf:"varint,5,req,name=limit" json:"limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TableId     *int64 `protobuf:"varint,2,req,name=table_id,json=tableId" json:"table_id,omitempty"`
+	PartitionId *int64 `protobuf:"varint,3,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
+	BucketId    *int32 `protobuf:"varint,4,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
+	Limit       *int32 `protobuf:"varint,5,req,name=limit" json:"limit,omitempty"`
+	// 1.0+: see PbPutKvReqForBucket.routing_bucket_count.
+	RoutingBucketCount *int32 `protobuf:"varint,6,opt,name=routing_bucket_count,json=routingBucketCount" json:"routing_bucket_count,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *LimitScanRequest) Reset() {
 	*x = LimitScanRequest{}
-	mi := &file_fluss_proto_msgTypes[77]
+	mi := &file_fluss_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4489,7 +4801,7 @@ func (x *LimitScanRequest) String() string {
 func (*LimitScanRequest) ProtoMessage() {}
 
 func (x *LimitScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[77]
+	mi := &file_fluss_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4502,7 +4814,7 @@ func (x *LimitScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LimitScanRequest.ProtoReflect.Descriptor instead.
 func (*LimitScanRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{77}
+	return file_fluss_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LimitScanRequest) GetTableId() int64 {
@@ -4533,6 +4845,13 @@ func (x *LimitScanRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *LimitScanRequest) GetRoutingBucketCount() int32 {
+	if x != nil && x.RoutingBucketCount != nil {
+		return *x.RoutingBucketCount
+	}
+	return 0
+}
+
 type LimitScanResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ErrorCode     *int32                 `protobuf:"varint,1,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
@@ -4545,7 +4864,7 @@ type LimitScanResponse struct {
 
 func (x *LimitScanResponse) Reset() {
 	*x = LimitScanResponse{}
-	mi := &file_fluss_proto_msgTypes[78]
+	mi := &file_fluss_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4557,7 +4876,7 @@ func (x *LimitScanResponse) String() string {
 func (*LimitScanResponse) ProtoMessage() {}
 
 func (x *LimitScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[78]
+	mi := &file_fluss_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4570,7 +4889,7 @@ func (x *LimitScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LimitScanResponse.ProtoReflect.Descriptor instead.
 func (*LimitScanResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{78}
+	return file_fluss_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *LimitScanResponse) GetErrorCode() int32 {
@@ -4611,7 +4930,7 @@ type GetLatestKvSnapshotsRequest struct {
 
 func (x *GetLatestKvSnapshotsRequest) Reset() {
 	*x = GetLatestKvSnapshotsRequest{}
-	mi := &file_fluss_proto_msgTypes[79]
+	mi := &file_fluss_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4623,7 +4942,7 @@ func (x *GetLatestKvSnapshotsRequest) String() string {
 func (*GetLatestKvSnapshotsRequest) ProtoMessage() {}
 
 func (x *GetLatestKvSnapshotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[79]
+	mi := &file_fluss_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4636,7 +4955,7 @@ func (x *GetLatestKvSnapshotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLatestKvSnapshotsRequest.ProtoReflect.Descriptor instead.
 func (*GetLatestKvSnapshotsRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{79}
+	return file_fluss_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *GetLatestKvSnapshotsRequest) GetTablePath() *PbTablePath {
@@ -4664,7 +4983,7 @@ type GetLatestKvSnapshotsResponse struct {
 
 func (x *GetLatestKvSnapshotsResponse) Reset() {
 	*x = GetLatestKvSnapshotsResponse{}
-	mi := &file_fluss_proto_msgTypes[80]
+	mi := &file_fluss_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4676,7 +4995,7 @@ func (x *GetLatestKvSnapshotsResponse) String() string {
 func (*GetLatestKvSnapshotsResponse) ProtoMessage() {}
 
 func (x *GetLatestKvSnapshotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[80]
+	mi := &file_fluss_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4689,7 +5008,7 @@ func (x *GetLatestKvSnapshotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLatestKvSnapshotsResponse.ProtoReflect.Descriptor instead.
 func (*GetLatestKvSnapshotsResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{80}
+	return file_fluss_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *GetLatestKvSnapshotsResponse) GetTableId() int64 {
@@ -4724,7 +5043,7 @@ type PbKvSnapshot struct {
 
 func (x *PbKvSnapshot) Reset() {
 	*x = PbKvSnapshot{}
-	mi := &file_fluss_proto_msgTypes[81]
+	mi := &file_fluss_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4736,7 +5055,7 @@ func (x *PbKvSnapshot) String() string {
 func (*PbKvSnapshot) ProtoMessage() {}
 
 func (x *PbKvSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[81]
+	mi := &file_fluss_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4749,7 +5068,7 @@ func (x *PbKvSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbKvSnapshot.ProtoReflect.Descriptor instead.
 func (*PbKvSnapshot) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{81}
+	return file_fluss_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *PbKvSnapshot) GetBucketId() int32 {
@@ -4785,7 +5104,7 @@ type GetKvSnapshotMetadataRequest struct {
 
 func (x *GetKvSnapshotMetadataRequest) Reset() {
 	*x = GetKvSnapshotMetadataRequest{}
-	mi := &file_fluss_proto_msgTypes[82]
+	mi := &file_fluss_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4797,7 +5116,7 @@ func (x *GetKvSnapshotMetadataRequest) String() string {
 func (*GetKvSnapshotMetadataRequest) ProtoMessage() {}
 
 func (x *GetKvSnapshotMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[82]
+	mi := &file_fluss_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4810,7 +5129,7 @@ func (x *GetKvSnapshotMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKvSnapshotMetadataRequest.ProtoReflect.Descriptor instead.
 func (*GetKvSnapshotMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{82}
+	return file_fluss_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *GetKvSnapshotMetadataRequest) GetTableId() int64 {
@@ -4851,7 +5170,7 @@ type GetKvSnapshotMetadataResponse struct {
 
 func (x *GetKvSnapshotMetadataResponse) Reset() {
 	*x = GetKvSnapshotMetadataResponse{}
-	mi := &file_fluss_proto_msgTypes[83]
+	mi := &file_fluss_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4863,7 +5182,7 @@ func (x *GetKvSnapshotMetadataResponse) String() string {
 func (*GetKvSnapshotMetadataResponse) ProtoMessage() {}
 
 func (x *GetKvSnapshotMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[83]
+	mi := &file_fluss_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4876,7 +5195,7 @@ func (x *GetKvSnapshotMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKvSnapshotMetadataResponse.ProtoReflect.Descriptor instead.
 func (*GetKvSnapshotMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{83}
+	return file_fluss_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *GetKvSnapshotMetadataResponse) GetLogOffset() int64 {
@@ -4903,7 +5222,7 @@ type PbRemotePathAndLocalFile struct {
 
 func (x *PbRemotePathAndLocalFile) Reset() {
 	*x = PbRemotePathAndLocalFile{}
-	mi := &file_fluss_proto_msgTypes[84]
+	mi := &file_fluss_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4915,7 +5234,7 @@ func (x *PbRemotePathAndLocalFile) String() string {
 func (*PbRemotePathAndLocalFile) ProtoMessage() {}
 
 func (x *PbRemotePathAndLocalFile) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[84]
+	mi := &file_fluss_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4928,7 +5247,7 @@ func (x *PbRemotePathAndLocalFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbRemotePathAndLocalFile.ProtoReflect.Descriptor instead.
 func (*PbRemotePathAndLocalFile) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{84}
+	return file_fluss_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *PbRemotePathAndLocalFile) GetRemotePath() string {
@@ -4953,7 +5272,7 @@ type GetFileSystemSecurityTokenRequest struct {
 
 func (x *GetFileSystemSecurityTokenRequest) Reset() {
 	*x = GetFileSystemSecurityTokenRequest{}
-	mi := &file_fluss_proto_msgTypes[85]
+	mi := &file_fluss_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4965,7 +5284,7 @@ func (x *GetFileSystemSecurityTokenRequest) String() string {
 func (*GetFileSystemSecurityTokenRequest) ProtoMessage() {}
 
 func (x *GetFileSystemSecurityTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[85]
+	mi := &file_fluss_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4978,7 +5297,7 @@ func (x *GetFileSystemSecurityTokenRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetFileSystemSecurityTokenRequest.ProtoReflect.Descriptor instead.
 func (*GetFileSystemSecurityTokenRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{85}
+	return file_fluss_proto_rawDescGZIP(), []int{86}
 }
 
 type GetFileSystemSecurityTokenResponse struct {
@@ -4993,7 +5312,7 @@ type GetFileSystemSecurityTokenResponse struct {
 
 func (x *GetFileSystemSecurityTokenResponse) Reset() {
 	*x = GetFileSystemSecurityTokenResponse{}
-	mi := &file_fluss_proto_msgTypes[86]
+	mi := &file_fluss_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5005,7 +5324,7 @@ func (x *GetFileSystemSecurityTokenResponse) String() string {
 func (*GetFileSystemSecurityTokenResponse) ProtoMessage() {}
 
 func (x *GetFileSystemSecurityTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[86]
+	mi := &file_fluss_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5018,7 +5337,7 @@ func (x *GetFileSystemSecurityTokenResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetFileSystemSecurityTokenResponse.ProtoReflect.Descriptor instead.
 func (*GetFileSystemSecurityTokenResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{86}
+	return file_fluss_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetFileSystemSecurityTokenResponse) GetSchema() string {
@@ -5058,7 +5377,7 @@ type InitWriterRequest struct {
 
 func (x *InitWriterRequest) Reset() {
 	*x = InitWriterRequest{}
-	mi := &file_fluss_proto_msgTypes[87]
+	mi := &file_fluss_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5070,7 +5389,7 @@ func (x *InitWriterRequest) String() string {
 func (*InitWriterRequest) ProtoMessage() {}
 
 func (x *InitWriterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[87]
+	mi := &file_fluss_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5083,7 +5402,7 @@ func (x *InitWriterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitWriterRequest.ProtoReflect.Descriptor instead.
 func (*InitWriterRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{87}
+	return file_fluss_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *InitWriterRequest) GetTablePath() []*PbTablePath {
@@ -5102,7 +5421,7 @@ type InitWriterResponse struct {
 
 func (x *InitWriterResponse) Reset() {
 	*x = InitWriterResponse{}
-	mi := &file_fluss_proto_msgTypes[88]
+	mi := &file_fluss_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5114,7 +5433,7 @@ func (x *InitWriterResponse) String() string {
 func (*InitWriterResponse) ProtoMessage() {}
 
 func (x *InitWriterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[88]
+	mi := &file_fluss_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5127,7 +5446,7 @@ func (x *InitWriterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitWriterResponse.ProtoReflect.Descriptor instead.
 func (*InitWriterResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{88}
+	return file_fluss_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *InitWriterResponse) GetWriterId() int64 {
@@ -5184,10 +5503,12 @@ const file_fluss_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x02(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x02(\tR\x05value\"]\n" +
 	"\x0fPbPartitionSpec\x12J\n" +
-	"\x14partition_key_values\x18\x01 \x03(\v2\x18.flussiggy.pb.PbKeyValueR\x12partitionKeyValues\"z\n" +
+	"\x14partition_key_values\x18\x01 \x03(\v2\x18.flussiggy.pb.PbKeyValueR\x12partitionKeyValues\"\xc5\x01\n" +
 	"\x0fPbPartitionInfo\x12!\n" +
 	"\fpartition_id\x18\x01 \x02(\x03R\vpartitionId\x12D\n" +
-	"\x0epartition_spec\x18\x02 \x02(\v2\x1d.flussiggy.pb.PbPartitionSpecR\rpartitionSpec\"\xc0\x01\n" +
+	"\x0epartition_spec\x18\x02 \x02(\v2\x1d.flussiggy.pb.PbPartitionSpecR\rpartitionSpec\x12&\n" +
+	"\x0fremote_data_dir\x18\x03 \x01(\tR\rremoteDataDir\x12!\n" +
+	"\fbucket_count\x18\x04 \x01(\x05R\vbucketCount\"\xc0\x01\n" +
 	"\x0fMetadataRequest\x128\n" +
 	"\n" +
 	"table_path\x18\x01 \x03(\v2\x19.flussiggy.pb.PbTablePathR\ttablePath\x12J\n" +
@@ -5197,7 +5518,7 @@ const file_fluss_proto_rawDesc = "" +
 	"\x12coordinator_server\x18\x01 \x01(\v2\x1a.flussiggy.pb.PbServerNodeR\x11coordinatorServer\x12A\n" +
 	"\x0etablet_servers\x18\x02 \x03(\v2\x1a.flussiggy.pb.PbServerNodeR\rtabletServers\x12D\n" +
 	"\x0etable_metadata\x18\x03 \x03(\v2\x1d.flussiggy.pb.PbTableMetadataR\rtableMetadata\x12P\n" +
-	"\x12partition_metadata\x18\x04 \x03(\v2!.flussiggy.pb.PbPartitionMetadataR\x11partitionMetadata\"\xb3\x02\n" +
+	"\x12partition_metadata\x18\x04 \x03(\v2!.flussiggy.pb.PbPartitionMetadataR\x11partitionMetadata\"\x89\x03\n" +
 	"\x0fPbTableMetadata\x128\n" +
 	"\n" +
 	"table_path\x18\x01 \x02(\v2\x19.flussiggy.pb.PbTablePathR\ttablePath\x12\x19\n" +
@@ -5207,18 +5528,23 @@ const file_fluss_proto_rawDesc = "" +
 	"table_json\x18\x04 \x02(\fR\ttableJson\x12G\n" +
 	"\x0fbucket_metadata\x18\x05 \x03(\v2\x1e.flussiggy.pb.PbBucketMetadataR\x0ebucketMetadata\x12!\n" +
 	"\fcreated_time\x18\x06 \x02(\x03R\vcreatedTime\x12#\n" +
-	"\rmodified_time\x18\a \x02(\x03R\fmodifiedTime\"\xc3\x01\n" +
+	"\rmodified_time\x18\a \x02(\x03R\fmodifiedTime\x12&\n" +
+	"\x0fremote_data_dir\x18\b \x01(\tR\rremoteDataDir\x12,\n" +
+	"\x12bucket_count_epoch\x18\t \x01(\x03R\x10bucketCountEpoch\"\xe6\x01\n" +
 	"\x13PbPartitionMetadata\x12\x19\n" +
 	"\btable_id\x18\x01 \x02(\x03R\atableId\x12%\n" +
 	"\x0epartition_name\x18\x02 \x02(\tR\rpartitionName\x12!\n" +
 	"\fpartition_id\x18\x03 \x02(\x03R\vpartitionId\x12G\n" +
-	"\x0fbucket_metadata\x18\x04 \x03(\v2\x1e.flussiggy.pb.PbBucketMetadataR\x0ebucketMetadata\"\x92\x01\n" +
+	"\x0fbucket_metadata\x18\x04 \x03(\v2\x1e.flussiggy.pb.PbBucketMetadataR\x0ebucketMetadata\x12!\n" +
+	"\fbucket_count\x18\x05 \x01(\x05R\vbucketCount\"\xcb\x01\n" +
 	"\x10PbBucketMetadata\x12\x1b\n" +
 	"\tbucket_id\x18\x01 \x02(\x05R\bbucketId\x12\x1b\n" +
 	"\tleader_id\x18\x02 \x01(\x05R\bleaderId\x12!\n" +
 	"\n" +
 	"replica_id\x18\x03 \x03(\x05B\x02\x10\x01R\treplicaId\x12!\n" +
-	"\fleader_epoch\x18\x04 \x01(\x05R\vleaderEpoch\"\x8b\x01\n" +
+	"\fleader_epoch\x18\x04 \x01(\x05R\vleaderEpoch\x12!\n" +
+	"\fbucket_epoch\x18\x05 \x01(\x05R\vbucketEpoch\x12\x14\n" +
+	"\x03isr\x18\x06 \x03(\x05B\x02\x10\x01R\x03isr\"\x8b\x01\n" +
 	"\x15CreateDatabaseRequest\x12#\n" +
 	"\rdatabase_name\x18\x01 \x02(\tR\fdatabaseName\x12(\n" +
 	"\x10ignore_if_exists\x18\x02 \x02(\bR\x0eignoreIfExists\x12#\n" +
@@ -5263,14 +5589,16 @@ const file_fluss_proto_rawDesc = "" +
 	"\x11DropTableResponse\"O\n" +
 	"\x13GetTableInfoRequest\x128\n" +
 	"\n" +
-	"table_path\x18\x01 \x02(\v2\x19.flussiggy.pb.PbTablePathR\ttablePath\"\xb5\x01\n" +
+	"table_path\x18\x01 \x02(\v2\x19.flussiggy.pb.PbTablePathR\ttablePath\"\x8b\x02\n" +
 	"\x14GetTableInfoResponse\x12\x19\n" +
 	"\btable_id\x18\x01 \x02(\x03R\atableId\x12\x1b\n" +
 	"\tschema_id\x18\x02 \x02(\x05R\bschemaId\x12\x1d\n" +
 	"\n" +
 	"table_json\x18\x03 \x02(\fR\ttableJson\x12!\n" +
 	"\fcreated_time\x18\x04 \x02(\x03R\vcreatedTime\x12#\n" +
-	"\rmodified_time\x18\x05 \x02(\x03R\fmodifiedTime\"8\n" +
+	"\rmodified_time\x18\x05 \x02(\x03R\fmodifiedTime\x12&\n" +
+	"\x0fremote_data_dir\x18\x06 \x01(\tR\rremoteDataDir\x12,\n" +
+	"\x12bucket_count_epoch\x18\a \x01(\x03R\x10bucketCountEpoch\"8\n" +
 	"\x11ListTablesRequest\x12#\n" +
 	"\rdatabase_name\x18\x01 \x02(\tR\fdatabaseName\"3\n" +
 	"\x12ListTablesResponse\x12\x1d\n" +
@@ -5288,7 +5616,7 @@ const file_fluss_proto_rawDesc = "" +
 	"\x16GetTableSchemaResponse\x12\x1b\n" +
 	"\tschema_id\x18\x01 \x02(\x05R\bschemaId\x12\x1f\n" +
 	"\vschema_json\x18\x02 \x02(\fR\n" +
-	"schemaJson\"\xc7\x03\n" +
+	"schemaJson\"\x9a\x04\n" +
 	"\x11AlterTableRequest\x128\n" +
 	"\n" +
 	"table_path\x18\x01 \x02(\v2\x19.flussiggy.pb.PbTablePathR\ttablePath\x12/\n" +
@@ -5298,19 +5626,24 @@ const file_fluss_proto_rawDesc = "" +
 	"addColumns\x12=\n" +
 	"\fdrop_columns\x18\x05 \x03(\v2\x1a.flussiggy.pb.PbDropColumnR\vdropColumns\x12C\n" +
 	"\x0erename_columns\x18\x06 \x03(\v2\x1c.flussiggy.pb.PbRenameColumnR\rrenameColumns\x12C\n" +
-	"\x0emodify_columns\x18\a \x03(\v2\x1c.flussiggy.pb.PbModifyColumnR\rmodifyColumns\"\x14\n" +
-	"\x12AlterTableResponse\"j\n" +
+	"\x0emodify_columns\x18\a \x03(\v2\x1c.flussiggy.pb.PbModifyColumnR\rmodifyColumns\x12Q\n" +
+	"\x13modify_bucket_count\x18\b \x01(\v2!.flussiggy.pb.PbModifyBucketCountR\x11modifyBucketCount\"\x14\n" +
+	"\x12AlterTableResponse\"?\n" +
+	"\x13PbModifyBucketCount\x12(\n" +
+	"\x10new_bucket_count\x18\x01 \x02(\x05R\x0enewBucketCount\"j\n" +
 	"\rPbAlterConfig\x12\x1d\n" +
 	"\n" +
 	"config_key\x18\x01 \x02(\tR\tconfigKey\x12!\n" +
 	"\fconfig_value\x18\x02 \x01(\tR\vconfigValue\x12\x17\n" +
-	"\aop_type\x18\x03 \x02(\x05R\x06opType\"\xa0\x01\n" +
+	"\aop_type\x18\x03 \x02(\x05R\x06opType\"\x96\x02\n" +
 	"\vPbAddColumn\x12\x1f\n" +
 	"\vcolumn_name\x18\x01 \x02(\tR\n" +
 	"columnName\x12$\n" +
 	"\x0edata_type_json\x18\x02 \x02(\fR\fdataTypeJson\x12\x18\n" +
 	"\acomment\x18\x03 \x01(\tR\acomment\x120\n" +
-	"\x14column_position_type\x18\x04 \x02(\x05R\x12columnPositionType\"/\n" +
+	"\x14column_position_type\x18\x04 \x02(\x05R\x12columnPositionType\x12*\n" +
+	"\x11agg_function_type\x18\x05 \x01(\tR\x0faggFunctionType\x12H\n" +
+	"\x13agg_function_params\x18\x06 \x03(\v2\x18.flussiggy.pb.PbKeyValueR\x11aggFunctionParams\"/\n" +
 	"\fPbDropColumn\x12\x1f\n" +
 	"\vcolumn_name\x18\x01 \x02(\tR\n" +
 	"columnName\"`\n" +
@@ -5322,13 +5655,15 @@ const file_fluss_proto_rawDesc = "" +
 	"columnName\x12$\n" +
 	"\x0edata_type_json\x18\x02 \x01(\fR\fdataTypeJson\x12\x18\n" +
 	"\acomment\x18\x03 \x01(\tR\acomment\x120\n" +
-	"\x14column_position_type\x18\x04 \x01(\x05R\x12columnPositionType\"\xaa\x01\n" +
+	"\x14column_position_type\x18\x04 \x01(\x05R\x12columnPositionType\"\xe6\x01\n" +
 	"\x19ListPartitionInfosRequest\x128\n" +
 	"\n" +
 	"table_path\x18\x01 \x02(\v2\x19.flussiggy.pb.PbTablePathR\ttablePath\x12S\n" +
-	"\x16partial_partition_spec\x18\x02 \x01(\v2\x1d.flussiggy.pb.PbPartitionSpecR\x14partialPartitionSpec\"d\n" +
+	"\x16partial_partition_spec\x18\x02 \x01(\v2\x1d.flussiggy.pb.PbPartitionSpecR\x14partialPartitionSpec\x12:\n" +
+	"\x19include_system_partitions\x18\x03 \x01(\bR\x17includeSystemPartitions\"\xa2\x01\n" +
 	"\x1aListPartitionInfosResponse\x12F\n" +
-	"\x0fpartitions_info\x18\x01 \x03(\v2\x1d.flussiggy.pb.PbPartitionInfoR\x0epartitionsInfo\"\xc9\x01\n" +
+	"\x0fpartitions_info\x18\x01 \x03(\v2\x1d.flussiggy.pb.PbPartitionInfoR\x0epartitionsInfo\x12<\n" +
+	"\x1asystem_partitions_included\x18\x02 \x01(\bR\x18systemPartitionsIncluded\"\xc9\x01\n" +
 	"\x16CreatePartitionRequest\x128\n" +
 	"\n" +
 	"table_path\x18\x01 \x02(\v2\x19.flussiggy.pb.PbTablePathR\ttablePath\x12D\n" +
@@ -5340,7 +5675,7 @@ const file_fluss_proto_rawDesc = "" +
 	"table_path\x18\x01 \x02(\v2\x19.flussiggy.pb.PbTablePathR\ttablePath\x12D\n" +
 	"\x0epartition_spec\x18\x02 \x02(\v2\x1d.flussiggy.pb.PbPartitionSpecR\rpartitionSpec\x12/\n" +
 	"\x14ignore_if_not_exists\x18\x03 \x02(\bR\x11ignoreIfNotExists\"\x17\n" +
-	"\x15DropPartitionResponse\"\xeb\x01\n" +
+	"\x15DropPartitionResponse\"\x9d\x02\n" +
 	"\x12ListOffsetsRequest\x12,\n" +
 	"\x12follower_server_id\x18\x01 \x02(\x05R\x10followerServerId\x12\x1f\n" +
 	"\voffset_type\x18\x02 \x02(\x05R\n" +
@@ -5348,7 +5683,8 @@ const file_fluss_proto_rawDesc = "" +
 	"\btable_id\x18\x03 \x02(\x03R\atableId\x12!\n" +
 	"\fpartition_id\x18\x04 \x01(\x03R\vpartitionId\x12\x1f\n" +
 	"\tbucket_id\x18\x05 \x03(\x05B\x02\x10\x01R\bbucketId\x12'\n" +
-	"\x0fstart_timestamp\x18\x06 \x01(\x03R\x0estartTimestamp\"b\n" +
+	"\x0fstart_timestamp\x18\x06 \x01(\x03R\x0estartTimestamp\x120\n" +
+	"\x14routing_bucket_count\x18\a \x01(\x05R\x12routingBucketCount\"b\n" +
 	"\x13ListOffsetsResponse\x12K\n" +
 	"\fbuckets_resp\x18\x01 \x03(\v2(.flussiggy.pb.PbListOffsetsRespForBucketR\vbucketsResp\"\x95\x01\n" +
 	"\x1aPbListOffsetsRespForBucket\x12\x1b\n" +
@@ -5356,31 +5692,33 @@ const file_fluss_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\x02 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12\x16\n" +
-	"\x06offset\x18\x04 \x01(\x03R\x06offset\"\xdd\x01\n" +
+	"\x06offset\x18\x04 \x01(\x03R\x06offset\"\x86\x02\n" +
 	"\x0fFetchLogRequest\x12,\n" +
 	"\x12follower_server_id\x18\x01 \x02(\x05R\x10followerServerId\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x02(\x05R\bmaxBytes\x12B\n" +
 	"\n" +
 	"tables_req\x18\x03 \x03(\v2#.flussiggy.pb.PbFetchLogReqForTableR\ttablesReq\x12\x1e\n" +
 	"\vmax_wait_ms\x18\x04 \x01(\x05R\tmaxWaitMs\x12\x1b\n" +
-	"\tmin_bytes\x18\x05 \x01(\x05R\bminBytes\"\xe8\x01\n" +
+	"\tmin_bytes\x18\x05 \x01(\x05R\bminBytes\x12'\n" +
+	"\x0fread_preference\x18\x06 \x01(\x05R\x0ereadPreference\"\xe8\x01\n" +
 	"\x15PbFetchLogReqForTable\x12\x19\n" +
 	"\btable_id\x18\x01 \x02(\x03R\atableId\x12>\n" +
 	"\x1bprojection_pushdown_enabled\x18\x02 \x02(\bR\x19projectionPushdownEnabled\x12-\n" +
 	"\x10projected_fields\x18\x03 \x03(\x05B\x02\x10\x01R\x0fprojectedFields\x12E\n" +
 	"\vbuckets_req\x18\x04 \x03(\v2$.flussiggy.pb.PbFetchLogReqForBucketR\n" +
-	"bucketsReq\"\xa3\x01\n" +
+	"bucketsReq\"\xd5\x01\n" +
 	"\x16PbFetchLogReqForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12!\n" +
 	"\ffetch_offset\x18\x03 \x02(\x03R\vfetchOffset\x12&\n" +
-	"\x0fmax_fetch_bytes\x18\x04 \x02(\x05R\rmaxFetchBytes\"Y\n" +
+	"\x0fmax_fetch_bytes\x18\x04 \x02(\x05R\rmaxFetchBytes\x120\n" +
+	"\x14routing_bucket_count\x18\x05 \x01(\x05R\x12routingBucketCount\"Y\n" +
 	"\x10FetchLogResponse\x12E\n" +
 	"\vtables_resp\x18\x01 \x03(\v2$.flussiggy.pb.PbFetchLogRespForTableR\n" +
 	"tablesResp\"}\n" +
 	"\x16PbFetchLogRespForTable\x12\x19\n" +
 	"\btable_id\x18\x01 \x02(\x03R\atableId\x12H\n" +
-	"\fbuckets_resp\x18\x02 \x03(\v2%.flussiggy.pb.PbFetchLogRespForBucketR\vbucketsResp\"\xdf\x02\n" +
+	"\fbuckets_resp\x18\x02 \x03(\v2%.flussiggy.pb.PbFetchLogRespForBucketR\vbucketsResp\"\xbb\x03\n" +
 	"\x17PbFetchLogRespForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x1d\n" +
@@ -5390,7 +5728,10 @@ const file_fluss_proto_rawDesc = "" +
 	"\x0ehigh_watermark\x18\x05 \x01(\x03R\rhighWatermark\x12(\n" +
 	"\x10log_start_offset\x18\x06 \x01(\x03R\x0elogStartOffset\x12U\n" +
 	"\x15remote_log_fetch_info\x18\a \x01(\v2\".flussiggy.pb.PbRemoteLogFetchInfoR\x12remoteLogFetchInfo\x12\x18\n" +
-	"\arecords\x18\b \x01(\fR\arecords\"\xea\x01\n" +
+	"\arecords\x18\b \x01(\fR\arecords\x12.\n" +
+	"\x13filtered_end_offset\x18\t \x01(\x03R\x11filteredEndOffset\x12*\n" +
+	"\x11min_retain_offset\x18\n" +
+	" \x01(\x03R\x0fminRetainOffset\"\xea\x01\n" +
 	"\x14PbRemoteLogFetchInfo\x121\n" +
 	"\x15remote_log_tablet_dir\x18\x01 \x02(\tR\x12remoteLogTabletDir\x12%\n" +
 	"\x0epartition_name\x18\x02 \x01(\tR\rpartitionName\x12P\n" +
@@ -5408,13 +5749,15 @@ const file_fluss_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ms\x18\x03 \x02(\x05R\ttimeoutMs\x12G\n" +
 	"\vbuckets_req\x18\x04 \x03(\v2&.flussiggy.pb.PbProduceLogReqForBucketR\n" +
-	"bucketsReq\"t\n" +
+	"bucketsReq\"\xde\x01\n" +
 	"\x18PbProduceLogReqForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x18\n" +
-	"\arecords\x18\x03 \x02(\fR\arecords\"`\n" +
+	"\arecords\x18\x03 \x02(\fR\arecords\x126\n" +
+	"\x17original_partition_name\x18\x04 \x01(\tR\x15originalPartitionName\x120\n" +
+	"\x14routing_bucket_count\x18\x05 \x01(\x05R\x12routingBucketCount\"`\n" +
 	"\x12ProduceLogResponse\x12J\n" +
-	"\fbuckets_resp\x18\x01 \x03(\v2'.flussiggy.pb.PbProduceLogRespForBucketR\vbucketsResp\"\xc0\x01\n" +
+	"\fbuckets_resp\x18\x01 \x03(\v2'.flussiggy.pb.PbProduceLogRespForBucketR\vbucketsResp\"\xf8\x01\n" +
 	"\x19PbProduceLogRespForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x1d\n" +
@@ -5422,7 +5765,8 @@ const file_fluss_proto_rawDesc = "" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12\x1f\n" +
 	"\vbase_offset\x18\x05 \x01(\x03R\n" +
-	"baseOffset\"\xe6\x01\n" +
+	"baseOffset\x126\n" +
+	"\x17original_partition_name\x18\x06 \x01(\tR\x15originalPartitionName\"\xe6\x01\n" +
 	"\fPutKvRequest\x12\x12\n" +
 	"\x04acks\x18\x01 \x02(\x05R\x04acks\x12\x19\n" +
 	"\btable_id\x18\x02 \x02(\x03R\atableId\x12\x1d\n" +
@@ -5431,20 +5775,24 @@ const file_fluss_proto_rawDesc = "" +
 	"\x0etarget_columns\x18\x04 \x03(\x05B\x02\x10\x01R\rtargetColumns\x12B\n" +
 	"\vbuckets_req\x18\x05 \x03(\v2!.flussiggy.pb.PbPutKvReqForBucketR\n" +
 	"bucketsReq\x12\x19\n" +
-	"\bagg_mode\x18\x06 \x01(\x05R\aaggMode\"o\n" +
+	"\bagg_mode\x18\x06 \x01(\x05R\aaggMode\"\xd9\x01\n" +
 	"\x13PbPutKvReqForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x18\n" +
-	"\arecords\x18\x03 \x02(\fR\arecords\"V\n" +
+	"\arecords\x18\x03 \x02(\fR\arecords\x126\n" +
+	"\x17original_partition_name\x18\x04 \x01(\tR\x15originalPartitionName\x120\n" +
+	"\x14routing_bucket_count\x18\x05 \x01(\x05R\x12routingBucketCount\"V\n" +
 	"\rPutKvResponse\x12E\n" +
-	"\fbuckets_resp\x18\x01 \x03(\v2\".flussiggy.pb.PbPutKvRespForBucketR\vbucketsResp\"\xc0\x01\n" +
+	"\fbuckets_resp\x18\x01 \x03(\v2\".flussiggy.pb.PbPutKvRespForBucketR\vbucketsResp\"\x94\x02\n" +
 	"\x14PbPutKvRespForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12$\n" +
-	"\x0elog_end_offset\x18\x05 \x01(\x03R\flogEndOffset\"\xd3\x01\n" +
+	"\x0elog_end_offset\x18\x05 \x01(\x03R\flogEndOffset\x12\x1a\n" +
+	"\bpressure\x18\x06 \x01(\x02R\bpressure\x126\n" +
+	"\x17original_partition_name\x18\a \x01(\tR\x15originalPartitionName\"\xd3\x01\n" +
 	"\rLookupRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x02(\x03R\atableId\x12C\n" +
 	"\vbuckets_req\x18\x02 \x03(\v2\".flussiggy.pb.PbLookupReqForBucketR\n" +
@@ -5452,27 +5800,31 @@ const file_fluss_proto_rawDesc = "" +
 	"\x14insert_if_not_exists\x18\x03 \x01(\bR\x11insertIfNotExists\x12\x12\n" +
 	"\x04acks\x18\x04 \x01(\x05R\x04acks\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x05 \x01(\x05R\ttimeoutMs\"j\n" +
+	"timeout_ms\x18\x05 \x01(\x05R\ttimeoutMs\"\xd4\x01\n" +
 	"\x14PbLookupReqForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x12\n" +
-	"\x04keys\x18\x03 \x03(\fR\x04keys\"X\n" +
+	"\x04keys\x18\x03 \x03(\fR\x04keys\x126\n" +
+	"\x17original_partition_name\x18\x04 \x01(\tR\x15originalPartitionName\x120\n" +
+	"\x14routing_bucket_count\x18\x05 \x01(\x05R\x12routingBucketCount\"X\n" +
 	"\x0eLookupResponse\x12F\n" +
-	"\fbuckets_resp\x18\x01 \x03(\v2#.flussiggy.pb.PbLookupRespForBucketR\vbucketsResp\"\xca\x01\n" +
+	"\fbuckets_resp\x18\x01 \x03(\v2#.flussiggy.pb.PbLookupRespForBucketR\vbucketsResp\"\x82\x02\n" +
 	"\x15PbLookupRespForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12-\n" +
-	"\x06values\x18\x05 \x03(\v2\x15.flussiggy.pb.PbValueR\x06values\"!\n" +
+	"\x06values\x18\x05 \x03(\v2\x15.flussiggy.pb.PbValueR\x06values\x126\n" +
+	"\x17original_partition_name\x18\x06 \x01(\tR\x15originalPartitionName\"!\n" +
 	"\aPbValue\x12\x16\n" +
-	"\x06values\x18\x01 \x01(\fR\x06values\"\x83\x01\n" +
+	"\x06values\x18\x01 \x01(\fR\x06values\"\xb5\x01\n" +
 	"\x10LimitScanRequest\x12\x19\n" +
 	"\btable_id\x18\x02 \x02(\x03R\atableId\x12!\n" +
 	"\fpartition_id\x18\x03 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x04 \x02(\x05R\bbucketId\x12\x14\n" +
-	"\x05limit\x18\x05 \x02(\x05R\x05limit\"\x93\x01\n" +
+	"\x05limit\x18\x05 \x02(\x05R\x05limit\x120\n" +
+	"\x14routing_bucket_count\x18\x06 \x01(\x05R\x12routingBucketCount\"\x93\x01\n" +
 	"\x11LimitScanResponse\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x01 \x01(\x05R\terrorCode\x12#\n" +
@@ -5532,7 +5884,7 @@ func file_fluss_proto_rawDescGZIP() []byte {
 	return file_fluss_proto_rawDescData
 }
 
-var file_fluss_proto_msgTypes = make([]protoimpl.MessageInfo, 89)
+var file_fluss_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
 var file_fluss_proto_goTypes = []any{
 	(*ErrorResponse)(nil),                      // 0: flussiggy.pb.ErrorResponse
 	(*ApiVersionsRequest)(nil),                 // 1: flussiggy.pb.ApiVersionsRequest
@@ -5576,53 +5928,54 @@ var file_fluss_proto_goTypes = []any{
 	(*GetTableSchemaResponse)(nil),             // 39: flussiggy.pb.GetTableSchemaResponse
 	(*AlterTableRequest)(nil),                  // 40: flussiggy.pb.AlterTableRequest
 	(*AlterTableResponse)(nil),                 // 41: flussiggy.pb.AlterTableResponse
-	(*PbAlterConfig)(nil),                      // 42: flussiggy.pb.PbAlterConfig
-	(*PbAddColumn)(nil),                        // 43: flussiggy.pb.PbAddColumn
-	(*PbDropColumn)(nil),                       // 44: flussiggy.pb.PbDropColumn
-	(*PbRenameColumn)(nil),                     // 45: flussiggy.pb.PbRenameColumn
-	(*PbModifyColumn)(nil),                     // 46: flussiggy.pb.PbModifyColumn
-	(*ListPartitionInfosRequest)(nil),          // 47: flussiggy.pb.ListPartitionInfosRequest
-	(*ListPartitionInfosResponse)(nil),         // 48: flussiggy.pb.ListPartitionInfosResponse
-	(*CreatePartitionRequest)(nil),             // 49: flussiggy.pb.CreatePartitionRequest
-	(*CreatePartitionResponse)(nil),            // 50: flussiggy.pb.CreatePartitionResponse
-	(*DropPartitionRequest)(nil),               // 51: flussiggy.pb.DropPartitionRequest
-	(*DropPartitionResponse)(nil),              // 52: flussiggy.pb.DropPartitionResponse
-	(*ListOffsetsRequest)(nil),                 // 53: flussiggy.pb.ListOffsetsRequest
-	(*ListOffsetsResponse)(nil),                // 54: flussiggy.pb.ListOffsetsResponse
-	(*PbListOffsetsRespForBucket)(nil),         // 55: flussiggy.pb.PbListOffsetsRespForBucket
-	(*FetchLogRequest)(nil),                    // 56: flussiggy.pb.FetchLogRequest
-	(*PbFetchLogReqForTable)(nil),              // 57: flussiggy.pb.PbFetchLogReqForTable
-	(*PbFetchLogReqForBucket)(nil),             // 58: flussiggy.pb.PbFetchLogReqForBucket
-	(*FetchLogResponse)(nil),                   // 59: flussiggy.pb.FetchLogResponse
-	(*PbFetchLogRespForTable)(nil),             // 60: flussiggy.pb.PbFetchLogRespForTable
-	(*PbFetchLogRespForBucket)(nil),            // 61: flussiggy.pb.PbFetchLogRespForBucket
-	(*PbRemoteLogFetchInfo)(nil),               // 62: flussiggy.pb.PbRemoteLogFetchInfo
-	(*PbRemoteLogSegment)(nil),                 // 63: flussiggy.pb.PbRemoteLogSegment
-	(*ProduceLogRequest)(nil),                  // 64: flussiggy.pb.ProduceLogRequest
-	(*PbProduceLogReqForBucket)(nil),           // 65: flussiggy.pb.PbProduceLogReqForBucket
-	(*ProduceLogResponse)(nil),                 // 66: flussiggy.pb.ProduceLogResponse
-	(*PbProduceLogRespForBucket)(nil),          // 67: flussiggy.pb.PbProduceLogRespForBucket
-	(*PutKvRequest)(nil),                       // 68: flussiggy.pb.PutKvRequest
-	(*PbPutKvReqForBucket)(nil),                // 69: flussiggy.pb.PbPutKvReqForBucket
-	(*PutKvResponse)(nil),                      // 70: flussiggy.pb.PutKvResponse
-	(*PbPutKvRespForBucket)(nil),               // 71: flussiggy.pb.PbPutKvRespForBucket
-	(*LookupRequest)(nil),                      // 72: flussiggy.pb.LookupRequest
-	(*PbLookupReqForBucket)(nil),               // 73: flussiggy.pb.PbLookupReqForBucket
-	(*LookupResponse)(nil),                     // 74: flussiggy.pb.LookupResponse
-	(*PbLookupRespForBucket)(nil),              // 75: flussiggy.pb.PbLookupRespForBucket
-	(*PbValue)(nil),                            // 76: flussiggy.pb.PbValue
-	(*LimitScanRequest)(nil),                   // 77: flussiggy.pb.LimitScanRequest
-	(*LimitScanResponse)(nil),                  // 78: flussiggy.pb.LimitScanResponse
-	(*GetLatestKvSnapshotsRequest)(nil),        // 79: flussiggy.pb.GetLatestKvSnapshotsRequest
-	(*GetLatestKvSnapshotsResponse)(nil),       // 80: flussiggy.pb.GetLatestKvSnapshotsResponse
-	(*PbKvSnapshot)(nil),                       // 81: flussiggy.pb.PbKvSnapshot
-	(*GetKvSnapshotMetadataRequest)(nil),       // 82: flussiggy.pb.GetKvSnapshotMetadataRequest
-	(*GetKvSnapshotMetadataResponse)(nil),      // 83: flussiggy.pb.GetKvSnapshotMetadataResponse
-	(*PbRemotePathAndLocalFile)(nil),           // 84: flussiggy.pb.PbRemotePathAndLocalFile
-	(*GetFileSystemSecurityTokenRequest)(nil),  // 85: flussiggy.pb.GetFileSystemSecurityTokenRequest
-	(*GetFileSystemSecurityTokenResponse)(nil), // 86: flussiggy.pb.GetFileSystemSecurityTokenResponse
-	(*InitWriterRequest)(nil),                  // 87: flussiggy.pb.InitWriterRequest
-	(*InitWriterResponse)(nil),                 // 88: flussiggy.pb.InitWriterResponse
+	(*PbModifyBucketCount)(nil),                // 42: flussiggy.pb.PbModifyBucketCount
+	(*PbAlterConfig)(nil),                      // 43: flussiggy.pb.PbAlterConfig
+	(*PbAddColumn)(nil),                        // 44: flussiggy.pb.PbAddColumn
+	(*PbDropColumn)(nil),                       // 45: flussiggy.pb.PbDropColumn
+	(*PbRenameColumn)(nil),                     // 46: flussiggy.pb.PbRenameColumn
+	(*PbModifyColumn)(nil),                     // 47: flussiggy.pb.PbModifyColumn
+	(*ListPartitionInfosRequest)(nil),          // 48: flussiggy.pb.ListPartitionInfosRequest
+	(*ListPartitionInfosResponse)(nil),         // 49: flussiggy.pb.ListPartitionInfosResponse
+	(*CreatePartitionRequest)(nil),             // 50: flussiggy.pb.CreatePartitionRequest
+	(*CreatePartitionResponse)(nil),            // 51: flussiggy.pb.CreatePartitionResponse
+	(*DropPartitionRequest)(nil),               // 52: flussiggy.pb.DropPartitionRequest
+	(*DropPartitionResponse)(nil),              // 53: flussiggy.pb.DropPartitionResponse
+	(*ListOffsetsRequest)(nil),                 // 54: flussiggy.pb.ListOffsetsRequest
+	(*ListOffsetsResponse)(nil),                // 55: flussiggy.pb.ListOffsetsResponse
+	(*PbListOffsetsRespForBucket)(nil),         // 56: flussiggy.pb.PbListOffsetsRespForBucket
+	(*FetchLogRequest)(nil),                    // 57: flussiggy.pb.FetchLogRequest
+	(*PbFetchLogReqForTable)(nil),              // 58: flussiggy.pb.PbFetchLogReqForTable
+	(*PbFetchLogReqForBucket)(nil),             // 59: flussiggy.pb.PbFetchLogReqForBucket
+	(*FetchLogResponse)(nil),                   // 60: flussiggy.pb.FetchLogResponse
+	(*PbFetchLogRespForTable)(nil),             // 61: flussiggy.pb.PbFetchLogRespForTable
+	(*PbFetchLogRespForBucket)(nil),            // 62: flussiggy.pb.PbFetchLogRespForBucket
+	(*PbRemoteLogFetchInfo)(nil),               // 63: flussiggy.pb.PbRemoteLogFetchInfo
+	(*PbRemoteLogSegment)(nil),                 // 64: flussiggy.pb.PbRemoteLogSegment
+	(*ProduceLogRequest)(nil),                  // 65: flussiggy.pb.ProduceLogRequest
+	(*PbProduceLogReqForBucket)(nil),           // 66: flussiggy.pb.PbProduceLogReqForBucket
+	(*ProduceLogResponse)(nil),                 // 67: flussiggy.pb.ProduceLogResponse
+	(*PbProduceLogRespForBucket)(nil),          // 68: flussiggy.pb.PbProduceLogRespForBucket
+	(*PutKvRequest)(nil),                       // 69: flussiggy.pb.PutKvRequest
+	(*PbPutKvReqForBucket)(nil),                // 70: flussiggy.pb.PbPutKvReqForBucket
+	(*PutKvResponse)(nil),                      // 71: flussiggy.pb.PutKvResponse
+	(*PbPutKvRespForBucket)(nil),               // 72: flussiggy.pb.PbPutKvRespForBucket
+	(*LookupRequest)(nil),                      // 73: flussiggy.pb.LookupRequest
+	(*PbLookupReqForBucket)(nil),               // 74: flussiggy.pb.PbLookupReqForBucket
+	(*LookupResponse)(nil),                     // 75: flussiggy.pb.LookupResponse
+	(*PbLookupRespForBucket)(nil),              // 76: flussiggy.pb.PbLookupRespForBucket
+	(*PbValue)(nil),                            // 77: flussiggy.pb.PbValue
+	(*LimitScanRequest)(nil),                   // 78: flussiggy.pb.LimitScanRequest
+	(*LimitScanResponse)(nil),                  // 79: flussiggy.pb.LimitScanResponse
+	(*GetLatestKvSnapshotsRequest)(nil),        // 80: flussiggy.pb.GetLatestKvSnapshotsRequest
+	(*GetLatestKvSnapshotsResponse)(nil),       // 81: flussiggy.pb.GetLatestKvSnapshotsResponse
+	(*PbKvSnapshot)(nil),                       // 82: flussiggy.pb.PbKvSnapshot
+	(*GetKvSnapshotMetadataRequest)(nil),       // 83: flussiggy.pb.GetKvSnapshotMetadataRequest
+	(*GetKvSnapshotMetadataResponse)(nil),      // 84: flussiggy.pb.GetKvSnapshotMetadataResponse
+	(*PbRemotePathAndLocalFile)(nil),           // 85: flussiggy.pb.PbRemotePathAndLocalFile
+	(*GetFileSystemSecurityTokenRequest)(nil),  // 86: flussiggy.pb.GetFileSystemSecurityTokenRequest
+	(*GetFileSystemSecurityTokenResponse)(nil), // 87: flussiggy.pb.GetFileSystemSecurityTokenResponse
+	(*InitWriterRequest)(nil),                  // 88: flussiggy.pb.InitWriterRequest
+	(*InitWriterResponse)(nil),                 // 89: flussiggy.pb.InitWriterResponse
 }
 var file_fluss_proto_depIdxs = []int32{
 	3,  // 0: flussiggy.pb.ApiVersionsResponse.api_versions:type_name -> flussiggy.pb.PbApiVersion
@@ -5644,42 +5997,44 @@ var file_fluss_proto_depIdxs = []int32{
 	6,  // 16: flussiggy.pb.TableExistsRequest.table_path:type_name -> flussiggy.pb.PbTablePath
 	6,  // 17: flussiggy.pb.GetTableSchemaRequest.table_path:type_name -> flussiggy.pb.PbTablePath
 	6,  // 18: flussiggy.pb.AlterTableRequest.table_path:type_name -> flussiggy.pb.PbTablePath
-	42, // 19: flussiggy.pb.AlterTableRequest.config_changes:type_name -> flussiggy.pb.PbAlterConfig
-	43, // 20: flussiggy.pb.AlterTableRequest.add_columns:type_name -> flussiggy.pb.PbAddColumn
-	44, // 21: flussiggy.pb.AlterTableRequest.drop_columns:type_name -> flussiggy.pb.PbDropColumn
-	45, // 22: flussiggy.pb.AlterTableRequest.rename_columns:type_name -> flussiggy.pb.PbRenameColumn
-	46, // 23: flussiggy.pb.AlterTableRequest.modify_columns:type_name -> flussiggy.pb.PbModifyColumn
-	6,  // 24: flussiggy.pb.ListPartitionInfosRequest.table_path:type_name -> flussiggy.pb.PbTablePath
-	10, // 25: flussiggy.pb.ListPartitionInfosRequest.partial_partition_spec:type_name -> flussiggy.pb.PbPartitionSpec
-	11, // 26: flussiggy.pb.ListPartitionInfosResponse.partitions_info:type_name -> flussiggy.pb.PbPartitionInfo
-	6,  // 27: flussiggy.pb.CreatePartitionRequest.table_path:type_name -> flussiggy.pb.PbTablePath
-	10, // 28: flussiggy.pb.CreatePartitionRequest.partition_spec:type_name -> flussiggy.pb.PbPartitionSpec
-	6,  // 29: flussiggy.pb.DropPartitionRequest.table_path:type_name -> flussiggy.pb.PbTablePath
-	10, // 30: flussiggy.pb.DropPartitionRequest.partition_spec:type_name -> flussiggy.pb.PbPartitionSpec
-	55, // 31: flussiggy.pb.ListOffsetsResponse.buckets_resp:type_name -> flussiggy.pb.PbListOffsetsRespForBucket
-	57, // 32: flussiggy.pb.FetchLogRequest.tables_req:type_name -> flussiggy.pb.PbFetchLogReqForTable
-	58, // 33: flussiggy.pb.PbFetchLogReqForTable.buckets_req:type_name -> flussiggy.pb.PbFetchLogReqForBucket
-	60, // 34: flussiggy.pb.FetchLogResponse.tables_resp:type_name -> flussiggy.pb.PbFetchLogRespForTable
-	61, // 35: flussiggy.pb.PbFetchLogRespForTable.buckets_resp:type_name -> flussiggy.pb.PbFetchLogRespForBucket
-	62, // 36: flussiggy.pb.PbFetchLogRespForBucket.remote_log_fetch_info:type_name -> flussiggy.pb.PbRemoteLogFetchInfo
-	63, // 37: flussiggy.pb.PbRemoteLogFetchInfo.remote_log_segments:type_name -> flussiggy.pb.PbRemoteLogSegment
-	65, // 38: flussiggy.pb.ProduceLogRequest.buckets_req:type_name -> flussiggy.pb.PbProduceLogReqForBucket
-	67, // 39: flussiggy.pb.ProduceLogResponse.buckets_resp:type_name -> flussiggy.pb.PbProduceLogRespForBucket
-	69, // 40: flussiggy.pb.PutKvRequest.buckets_req:type_name -> flussiggy.pb.PbPutKvReqForBucket
-	71, // 41: flussiggy.pb.PutKvResponse.buckets_resp:type_name -> flussiggy.pb.PbPutKvRespForBucket
-	73, // 42: flussiggy.pb.LookupRequest.buckets_req:type_name -> flussiggy.pb.PbLookupReqForBucket
-	75, // 43: flussiggy.pb.LookupResponse.buckets_resp:type_name -> flussiggy.pb.PbLookupRespForBucket
-	76, // 44: flussiggy.pb.PbLookupRespForBucket.values:type_name -> flussiggy.pb.PbValue
-	6,  // 45: flussiggy.pb.GetLatestKvSnapshotsRequest.table_path:type_name -> flussiggy.pb.PbTablePath
-	81, // 46: flussiggy.pb.GetLatestKvSnapshotsResponse.latest_snapshots:type_name -> flussiggy.pb.PbKvSnapshot
-	84, // 47: flussiggy.pb.GetKvSnapshotMetadataResponse.snapshot_files:type_name -> flussiggy.pb.PbRemotePathAndLocalFile
-	9,  // 48: flussiggy.pb.GetFileSystemSecurityTokenResponse.addition_info:type_name -> flussiggy.pb.PbKeyValue
-	6,  // 49: flussiggy.pb.InitWriterRequest.table_path:type_name -> flussiggy.pb.PbTablePath
-	50, // [50:50] is the sub-list for method output_type
-	50, // [50:50] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	43, // 19: flussiggy.pb.AlterTableRequest.config_changes:type_name -> flussiggy.pb.PbAlterConfig
+	44, // 20: flussiggy.pb.AlterTableRequest.add_columns:type_name -> flussiggy.pb.PbAddColumn
+	45, // 21: flussiggy.pb.AlterTableRequest.drop_columns:type_name -> flussiggy.pb.PbDropColumn
+	46, // 22: flussiggy.pb.AlterTableRequest.rename_columns:type_name -> flussiggy.pb.PbRenameColumn
+	47, // 23: flussiggy.pb.AlterTableRequest.modify_columns:type_name -> flussiggy.pb.PbModifyColumn
+	42, // 24: flussiggy.pb.AlterTableRequest.modify_bucket_count:type_name -> flussiggy.pb.PbModifyBucketCount
+	9,  // 25: flussiggy.pb.PbAddColumn.agg_function_params:type_name -> flussiggy.pb.PbKeyValue
+	6,  // 26: flussiggy.pb.ListPartitionInfosRequest.table_path:type_name -> flussiggy.pb.PbTablePath
+	10, // 27: flussiggy.pb.ListPartitionInfosRequest.partial_partition_spec:type_name -> flussiggy.pb.PbPartitionSpec
+	11, // 28: flussiggy.pb.ListPartitionInfosResponse.partitions_info:type_name -> flussiggy.pb.PbPartitionInfo
+	6,  // 29: flussiggy.pb.CreatePartitionRequest.table_path:type_name -> flussiggy.pb.PbTablePath
+	10, // 30: flussiggy.pb.CreatePartitionRequest.partition_spec:type_name -> flussiggy.pb.PbPartitionSpec
+	6,  // 31: flussiggy.pb.DropPartitionRequest.table_path:type_name -> flussiggy.pb.PbTablePath
+	10, // 32: flussiggy.pb.DropPartitionRequest.partition_spec:type_name -> flussiggy.pb.PbPartitionSpec
+	56, // 33: flussiggy.pb.ListOffsetsResponse.buckets_resp:type_name -> flussiggy.pb.PbListOffsetsRespForBucket
+	58, // 34: flussiggy.pb.FetchLogRequest.tables_req:type_name -> flussiggy.pb.PbFetchLogReqForTable
+	59, // 35: flussiggy.pb.PbFetchLogReqForTable.buckets_req:type_name -> flussiggy.pb.PbFetchLogReqForBucket
+	61, // 36: flussiggy.pb.FetchLogResponse.tables_resp:type_name -> flussiggy.pb.PbFetchLogRespForTable
+	62, // 37: flussiggy.pb.PbFetchLogRespForTable.buckets_resp:type_name -> flussiggy.pb.PbFetchLogRespForBucket
+	63, // 38: flussiggy.pb.PbFetchLogRespForBucket.remote_log_fetch_info:type_name -> flussiggy.pb.PbRemoteLogFetchInfo
+	64, // 39: flussiggy.pb.PbRemoteLogFetchInfo.remote_log_segments:type_name -> flussiggy.pb.PbRemoteLogSegment
+	66, // 40: flussiggy.pb.ProduceLogRequest.buckets_req:type_name -> flussiggy.pb.PbProduceLogReqForBucket
+	68, // 41: flussiggy.pb.ProduceLogResponse.buckets_resp:type_name -> flussiggy.pb.PbProduceLogRespForBucket
+	70, // 42: flussiggy.pb.PutKvRequest.buckets_req:type_name -> flussiggy.pb.PbPutKvReqForBucket
+	72, // 43: flussiggy.pb.PutKvResponse.buckets_resp:type_name -> flussiggy.pb.PbPutKvRespForBucket
+	74, // 44: flussiggy.pb.LookupRequest.buckets_req:type_name -> flussiggy.pb.PbLookupReqForBucket
+	76, // 45: flussiggy.pb.LookupResponse.buckets_resp:type_name -> flussiggy.pb.PbLookupRespForBucket
+	77, // 46: flussiggy.pb.PbLookupRespForBucket.values:type_name -> flussiggy.pb.PbValue
+	6,  // 47: flussiggy.pb.GetLatestKvSnapshotsRequest.table_path:type_name -> flussiggy.pb.PbTablePath
+	82, // 48: flussiggy.pb.GetLatestKvSnapshotsResponse.latest_snapshots:type_name -> flussiggy.pb.PbKvSnapshot
+	85, // 49: flussiggy.pb.GetKvSnapshotMetadataResponse.snapshot_files:type_name -> flussiggy.pb.PbRemotePathAndLocalFile
+	9,  // 50: flussiggy.pb.GetFileSystemSecurityTokenResponse.addition_info:type_name -> flussiggy.pb.PbKeyValue
+	6,  // 51: flussiggy.pb.InitWriterRequest.table_path:type_name -> flussiggy.pb.PbTablePath
+	52, // [52:52] is the sub-list for method output_type
+	52, // [52:52] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_fluss_proto_init() }
@@ -5693,7 +6048,7 @@ func file_fluss_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluss_proto_rawDesc), len(file_fluss_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   89,
+			NumMessages:   90,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
