@@ -69,17 +69,7 @@ func TestDuplicateAnswerNotDelivered(t *testing.T) {
 	if _, _, _, ok := realServer(); ok {
 		t.Skip("injects a duplicate answer, which only the in-process test server can (IGGY_TCP_ADDRESS points at a real server)")
 	}
-	srv, err := iggytest.Start(iggytest.Options{Version: iggytest.Version09})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if _, err := srv.CreateStream("s"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.CreateTopic("s", "t", 1); err != nil {
-		t.Fatal(err)
-	}
+	srv := startWithTopic(t, iggytest.Options{Version: iggytest.Version09})
 	srv.AnswerSendsAsDuplicates(2, 1) // the third send
 	out, err := newOutput(fmt.Sprintf("address: %s\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\npartitioning: partition_id\npartition: '0'\ntimeout: 2s", srv.Addr()))
 	if err != nil {

@@ -1,11 +1,8 @@
 package iggyoutput_test
 
 import (
-	"bytes"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -60,17 +57,7 @@ func TestAckAfterWarnsOnReplicatedTopic(t *testing.T) {
 	if _, _, _, ok := realServer(); ok {
 		t.Skip("crashes an in-process Iggy 0.9 test server (IGGY_TCP_ADDRESS points at a real server)")
 	}
-	srv, err := iggytest.Start(iggytest.Options{Version: iggytest.Version09, MessagesRequiredToSave: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if _, err := srv.CreateStream("s"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.CreateTopic("s", "t", 1); err != nil {
-		t.Fatal(err)
-	}
+	srv := startWithTopic(t, iggytest.Options{Version: iggytest.Version09, MessagesRequiredToSave: 1000})
 	out, logs := newLoggedOutput(t, fmt.Sprintf("address: %s\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\nack_after: fsync", srv.Addr()))
 	mustConnect(t, out)
 	writeBatches(t, out, 5, 10)
@@ -100,40 +87,4 @@ func writeBatches(t *testing.T, out *iggyoutput.Output, n, size int) {
 			t.Fatalf("batch %d: %v", b, err)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// newLoggedOutput builds an output whose log lines go to the returned
-// buffer.
-func newLoggedOutput(t *testing.T, yaml string) (*iggyoutput.Output, *syncBuffer) {
-	t.Helper()
-	logs := &syncBuffer{}
-	pc, err := iggyoutput.Spec().ParseYAML(yaml, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(logs, nil)))
-	out, err := iggyoutput.NewFromConfig(pc, service.MockResources(service.MockResourcesOptUseLogger(log)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = out.Close(ctxT(t, 5*time.Second)) })
-	return out, logs
 }

@@ -1,6 +1,7 @@
 package iggyoutput_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -19,6 +21,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -391,4 +394,58 @@ func writeFile(t *testing.T, path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startWithTopic starts a test server with opts, stream "s" and its topic
+// "t" of one partition; it is closed when the test ends.
+func startWithTopic(t *testing.T, opts iggytest.Options) *iggytest.Server {
+	t.Helper()
+	srv, err := iggytest.Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	if _, err := srv.CreateStream("s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.CreateTopic("s", "t", 1); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newLoggedOutput builds an output whose log lines go to the returned
+// buffer.
+func newLoggedOutput(t *testing.T, yaml string) (*iggyoutput.Output, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	pc, err := iggyoutput.Spec().ParseYAML(yaml, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(logs, nil)))
+	out, err := iggyoutput.NewFromConfig(pc, service.MockResources(service.MockResourcesOptUseLogger(log)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = out.Close(ctxT(t, 5*time.Second)) })
+	return out, logs
 }

@@ -139,17 +139,7 @@ func TestServerVersions(t *testing.T) {
 		{"0.9", iggytest.Version09, "0.9", "0.8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := iggytest.Start(iggytest.Options{Version: tc.v})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			if _, err := srv.CreateStream("s"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := srv.CreateTopic("s", "t", 1); err != nil {
-				t.Fatal(err)
-			}
+			srv := startWithTopic(t, iggytest.Options{Version: tc.v})
 			base := fmt.Sprintf("address: %s\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\ntimeout: 2s\n", srv.Addr())
 			for _, v := range []string{"auto", tc.right} {
 				out, err := newOutput(base + "server_version: " + v)
