@@ -74,6 +74,22 @@ func (m *metadataCache) putBucketCountLocked(tableID, partitionID int64, declare
 	}
 }
 
+// listedBucketCount is the number of buckets a partition's metadata lists
+// when their ids are exactly 0 to n-1, and 0 otherwise: a list with a gap
+// or a repeat is not a partition's whole bucket set, and counting it would
+// leave buckets unread for as long as the count is cached.
+func listedBucketCount(bms []*pb.PbBucketMetadata) int {
+	seen := make([]bool, len(bms))
+	for _, b := range bms {
+		id := b.GetBucketId()
+		if id < 0 || int(id) >= len(bms) || seen[id] {
+			return 0
+		}
+		seen[id] = true
+	}
+	return len(bms)
+}
+
 // forgetPartitionLocked drops the cached bucket count and bucket leaders of
 // a partition.
 func (m *metadataCache) forgetPartitionLocked(tableID, partitionID int64) {
@@ -191,7 +207,7 @@ func (m *metadataCache) apply(resp *pb.MetadataResponse) ([]*TableInfo, error) {
 			parts[pid] = PartitionInfo{ID: pid, Name: pm.GetPartitionName(), Spec: m.specFromNameLocked(tid, pm.GetPartitionName())}
 		}
 		m.partByName[partitionKey{tid, pm.GetPartitionName()}] = pid
-		m.putBucketCountLocked(tid, pid, pm.GetBucketCount(), len(pm.GetBucketMetadata()))
+		m.putBucketCountLocked(tid, pid, pm.GetBucketCount(), listedBucketCount(pm.GetBucketMetadata()))
 		for _, b := range pm.GetBucketMetadata() {
 			m.buckets[TableBucket{TableID: tid, PartitionID: pid, Bucket: b.GetBucketId()}] = locationFromPB(b)
 		}

@@ -358,6 +358,26 @@ func TestPutKVRoutesByPartitionBuckets(t *testing.T) {
 	}
 }
 
+// TestListedBucketCount: a partition's listed buckets count only when their
+// ids are exactly 0 to n-1 (a gap or a repeat is not its whole set).
+func TestListedBucketCount(t *testing.T) {
+	list := func(ids ...int32) []*pb.PbBucketMetadata {
+		var out []*pb.PbBucketMetadata
+		for _, id := range ids {
+			out = append(out, &pb.PbBucketMetadata{BucketId: proto.Int32(id)})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		ids  []int32
+		want int
+	}{{nil, 0}, {[]int32{0}, 1}, {[]int32{2, 0, 1}, 3}, {[]int32{0, 2}, 0}, {[]int32{1, 1}, 0}, {[]int32{0, -1}, 0}} {
+		if got := listedBucketCount(list(c.ids...)); got != c.want {
+			t.Errorf("listedBucketCount(%v) = %d, want %d", c.ids, got, c.want)
+		}
+	}
+}
+
 // TestReportedBucketCount pins where a partition's bucket count comes
 // from: the declared bucket_count, else the buckets listed, else none (the
 // table's count applies); nonsense counts are not believed.
