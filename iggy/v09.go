@@ -39,8 +39,9 @@ type v09 struct {
 	next uint64
 	// routes are the topics whose Balanced and MessagesKey sends this
 	// connection resolved to a partition (see route).
-	routes map[string]*v09Route
-	routed [4]byte // the partition id of the last routed send
+	routes   map[string]*v09Route
+	routeKey []byte  // the stream and topic of the last routed send
+	routed   [4]byte // the partition id of the last routed send
 }
 
 // newV09 returns a dialect that has not logged in yet.

@@ -59,6 +59,9 @@ func (v *v09) send(w *wire, b *Batch) ([]Appended, error) {
 		body, err = v.exchange(w, req, false)
 	}
 	if err != nil {
+		if part.Kind != b.Partitioning.Kind && CodeOf(err) == CodeResourceNotFound {
+			v.forgetRoute() // the partition it chose is gone: read the count again
+		}
 		return nil, err
 	}
 	app, err := v09DecodeSendReply(body)

@@ -32,15 +32,15 @@ func (v *v09) route(w *wire, b *Batch) (Partitioning, error) {
 	if p.Kind == PartitionByID {
 		return p, nil
 	}
-	key := string(b.Stream.appendTo(b.Topic.appendTo(nil)))
-	r := v.routes[key]
+	v.routeKey = b.Stream.appendTo(b.Topic.appendTo(v.routeKey[:0]))
+	r := v.routes[string(v.routeKey)] // no allocation for the lookup
 	if r == nil || time.Since(r.read) > v09RouteTTL {
 		t, err := v.getTopic(w, b.Stream, b.Topic)
 		if err != nil {
 			return p, err
 		}
 		if t == nil || t.Partitions == 0 {
-			delete(v.routes, key)
+			v.forgetRoute()
 			return p, &ServerError{Code: CodeResourceNotFound}
 		}
 		if r == nil {
@@ -48,7 +48,7 @@ func (v *v09) route(w *wire, b *Batch) (Partitioning, error) {
 				v.routes = map[string]*v09Route{}
 			}
 			r = &v09Route{}
-			v.routes[key] = r
+			v.routes[string(v.routeKey)] = r
 		}
 		r.partitions, r.read = t.Partitions, time.Now()
 	}
@@ -62,3 +62,8 @@ func (v *v09) route(w *wire, b *Batch) (Partitioning, error) {
 	v09le.PutUint32(v.routed[:], partition)
 	return Partitioning{Kind: PartitionByID, Value: v.routed[:]}, nil
 }
+
+// forgetRoute drops what is known of the topic of the last routed send, so
+// that the next send to it reads its partition count again (after the
+// server found the routed partition missing).
+func (v *v09) forgetRoute() { delete(v.routes, string(v.routeKey)) }

@@ -501,8 +501,10 @@ func TestV09Route(t *testing.T) {
 		return func(req []byte) []byte { got = append(got, req); return next(req) }
 	}
 	receipt := t09Ok(tle.AppendUint32(nil, 0))
+	gone := func(req []byte) []byte { return t09Reply(req, 0, CodeResourceNotFound, nil) }
 	w := t09Serve(t, rec(t09Ok(t09TopicBody(1, "t", 3, "replicated"))), rec(receipt), rec(receipt), rec(receipt),
-		rec(receipt), rec(receipt), rec(t09Ok(nil)))
+		rec(receipt), rec(receipt), rec(t09Ok(nil)),
+		rec(gone), rec(t09Ok(t09TopicBody(1, "t", 2, "replicated"))), rec(receipt))
 	v := t09LoggedIn()
 	key, _ := MessagesKey([]byte("order-42"))
 	for _, p := range []Partitioning{Balanced(), Balanced(), Balanced(), Balanced(), key} {
@@ -515,6 +517,14 @@ func TestV09Route(t *testing.T) {
 	}
 	if len(got) != 7 || tle.Uint32(got[0][196:]) != v09CodeGetTopic || tle.Uint32(got[6][196:]) != v09CodeGetTopic {
 		t.Fatalf("%d requests; the partition count is read once per topic", len(got))
+	}
+	// The routed partition is gone (the server answers 20): the next send
+	// reads the partition count again.
+	if _, err := v.send(w, t09Batch(Balanced(), 1)); CodeOf(err) != CodeResourceNotFound {
+		t.Fatalf("a routed send to a missing partition: %v", err)
+	}
+	if _, err := v.send(w, t09Batch(Balanced(), 1)); err != nil || len(got) != 10 || tle.Uint32(got[8][196:]) != v09CodeGetTopic {
+		t.Fatalf("after a missing partition: %v, %d requests", err, len(got))
 	}
 	want := []uint32{0, 1, 2, 0, xxhash.Checksum32([]byte("order-42")) % 3}
 	for i, w := range want {
