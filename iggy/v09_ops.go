@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// Header kinds used in option blocks (the user-header TLV kinds).
+// Header kinds used in option blocks: option blocks are user-header TLVs.
 const (
-	v09KindString = 2
-	v09KindUint64 = 12
+	v09KindString = uint8(HeaderString)
+	v09KindUint64 = uint8(HeaderUint64)
 )
 
 // login registers a new session: operation Register, request 0, session 0,
