@@ -328,6 +328,7 @@ func (c *checkpointer) advanceLocked(st *bucketState) {
 
 // snapshot is what one cache write stores.
 type snapshot struct {
+	v         checkpointValue
 	value     []byte
 	positions map[*bucketState]snapPos
 }
@@ -383,7 +384,7 @@ func (c *checkpointer) takeSnapshot(database, table string) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.value = val
+	s.v, s.value = v, val
 	c.dirty = false
 	return s, nil
 }

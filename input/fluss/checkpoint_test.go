@@ -359,7 +359,7 @@ func TestCheckpointStoreWithMockCache(t *testing.T) {
 	if err != nil || v != nil {
 		t.Fatalf("missing key: %q %v", v, err)
 	}
-	if err := s.set(ctx, []byte("x")); err != nil {
+	if err := s.set(ctx, "k", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if v, err = s.get(ctx); err != nil || string(v) != "x" {

@@ -149,12 +149,31 @@ const maxBucket = 1<<31 - 1
 // checkShard checks a shard object's index against its count; each of
 // them is checked by its own rule.
 func checkShard(m map[string]any) error {
-	index, iok := asWholeNumber(m[fiFieldShardIndex])
+	index, ierr := shardIndexOf(m[fiFieldShardIndex])
 	count, cok := asWholeNumber(m[fiFieldShardCount])
-	if !iok || !cok || index < 0 || count < 1 || count > maxShardCount {
+	if ierr != nil || !cok || count < 1 || count > maxShardCount {
 		return nil
 	}
 	return checkShardIndex(index, count)
+}
+
+// shardIndexOf reads shard.index: a whole number, or a name that ends in
+// "-<number>", such as a StatefulSet's pod name (fluss-iggy-2 is shard 2),
+// so that a manifest can pass its pod name as the index.
+func shardIndexOf(v any) (int64, error) {
+	s, ok := v.(string)
+	if !ok {
+		return checkWholeNumber(shardIndexPath, v, 0, maxShardCount-1)
+	}
+	digits := s[strings.LastIndexByte(s, '-')+1:]
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || digits == "" || digits[0] == '+' {
+		return 0, fmt.Errorf("field %s: %q is neither a whole number nor a name ending in -<number> (a StatefulSet pod name such as fluss-iggy-2)", shardIndexPath, s)
+	}
+	if n < 0 || n > maxShardCount-1 {
+		return 0, fmt.Errorf("field %s: %q gives %d, outside 0 to %d", shardIndexPath, s, n, maxShardCount-1)
+	}
+	return n, nil
 }
 
 // checkShardIndex requires index < count.

@@ -230,7 +230,11 @@ func (c *inputConfig) parseSelection(pc *service.ParsedConfig) error {
 
 // parseShard reads the shard object.
 func (c *inputConfig) parseShard(pc *service.ParsedConfig) error {
-	index, err := wholeNumber(pc, shardIndexPath, 0, maxShardCount-1)
+	v, err := pc.FieldAny(fiFieldShard, fiFieldShardIndex)
+	if err != nil {
+		return err
+	}
+	index, err := shardIndexOf(v)
 	if err != nil {
 		return err
 	}
@@ -312,9 +316,6 @@ func (c *inputConfig) defaultCheckpointKey() string {
 	b.WriteString(c.database)
 	b.WriteByte('_')
 	b.WriteString(c.table)
-	if c.shardCount > 0 {
-		fmt.Fprintf(&b, "_shard_%d_of_%d", c.shardIndex, c.shardCount)
-	}
 	if len(c.buckets) > 0 {
 		bs := slices.Clone(c.buckets)
 		slices.Sort(bs)

@@ -81,7 +81,7 @@ partition_discovery_interval: 0s
 	if c.onUnresumable != unresumableLatest || !c.endAtLatest || !c.arrowPayload {
 		t.Errorf("enums %+v", c)
 	}
-	if c.shardIndex != 1 || c.shardCount != 3 || c.checkpointKey != "fluss_shop_orders_shard_1_of_3" {
+	if c.shardIndex != 1 || c.shardCount != 3 || c.checkpointKey != "fluss_shop_orders" {
 		t.Errorf("shard %d/%d key %q", c.shardIndex, c.shardCount, c.checkpointKey)
 	}
 	if c.checkpointLimit != 7 || c.maxBatchRows != 0 || c.discoveryInterval != 0 {

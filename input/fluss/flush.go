@@ -54,7 +54,7 @@ func (in *input) flushOnce(ctx context.Context) error {
 	if err != nil || s == nil {
 		return err
 	}
-	if err := in.store.set(ctx, s.value); err != nil {
+	if err := in.store.write(ctx, s); err != nil {
 		in.cp.writeFailed()
 		return err
 	}

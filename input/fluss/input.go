@@ -104,7 +104,7 @@ func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*inpu
 		mgr:     mgr,
 		log:     mgr.Logger(),
 		metrics: newInputMetrics(mgr.Metrics()),
-		store:   checkpointStore{mgr: mgr, cache: conf.checkpointCache, key: conf.checkpointKey},
+		store:   newCheckpointStore(mgr, conf),
 		cp:      newCheckpointer(conf.checkpointLimit),
 		assign:  newAssigner(conf),
 		gate:    newOrderGate(conf.orderByBucket, maxHeldUnits),

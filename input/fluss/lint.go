@@ -91,7 +91,7 @@ var fieldChecks = map[string]func(any) error{
 	fiFieldDiscoveryInterval:  durationCheck(fiFieldDiscoveryInterval, true),
 	fiFieldBuckets:            onList(func(l []any) error { _, err := checkBuckets(l); return err }),
 	fiFieldShard:              onMap(checkShard),
-	shardIndexPath:            numberCheck(shardIndexPath, 0, maxShardCount-1),
+	shardIndexPath:            func(v any) error { _, err := shardIndexOf(v); return err },
 	shardCountPath:            numberCheck(shardCountPath, 1, maxShardCount),
 	fiFieldCheckpointCache:    onString(func(s string) error { return checkNonEmpty(fiFieldCheckpointCache, s) }),
 	fiFieldCheckpointKey:      onString(checkCheckpointKey),

@@ -64,6 +64,7 @@ func (in *input) bucketsToRead(ctx context.Context, client planClient, info *flu
 // on_unresumable_offset, and records the positions in the checkpointer.
 // It also returns every partition of the table.
 func (in *input) planBuckets(ctx context.Context, client planClient, info *fluss.TableInfo) ([]plannedBucket, []fluss.PartitionInfo, error) {
+	in.dropStaleFallback(info)
 	loaded, unresumable, err := in.usableCheckpoint(info)
 	if err != nil {
 		return nil, nil, err
@@ -125,6 +126,21 @@ func (in *input) usableCheckpoint(info *fluss.TableInfo) (loaded map[bucketKey]i
 	return loaded, unresumable, nil
 }
 
+// dropStaleFallback forgets, in a sharded input, a value under
+// checkpoint_key (left by an unsharded run) that belongs to another table id
+// or could not be parsed: the per-bucket keys are the positions there, and
+// that value is only read for buckets they lack.
+func (in *input) dropStaleFallback(info *fluss.TableInfo) {
+	v := in.loaded
+	if !in.store.perBucket || in.started || v == nil || (!v.unresumable && v.TableID == info.TableID) {
+		return
+	}
+	if !v.unresumable {
+		in.log.Warnf("Not using the positions in cache key %q: they belong to table id %d, but table %s now has id %d", in.conf.checkpointKey, v.TableID, in.tablePath(), info.TableID)
+	}
+	in.loaded = nil
+}
+
 // startFor returns where buckets without a position start: start_offset on
 // the first start, earliest for partitions that appeared since, and the
 // on_unresumable_offset policy when the positions were unusable (which are
@@ -182,6 +198,11 @@ func (in *input) planPartition(ctx context.Context, client planClient, info *flu
 	keys, err := in.bucketsToRead(ctx, client, info, p)
 	if err != nil || len(keys) == 0 {
 		return nil, err
+	}
+	if !in.started {
+		if err := in.loadBucketKeys(ctx, info, keys, loaded); err != nil {
+			return nil, fmt.Errorf("reading the checkpoint of table %s%s: %w", in.tablePath(), partitionSuffix(p.name), err)
+		}
 	}
 	pp := &partitionPlan{p: p, keys: keys, planned: map[int32]*plannedBucket{}, sources: map[int32]positionSource{}}
 	for _, k := range keys {

@@ -157,7 +157,7 @@ func selectionFields() []*service.ConfigField {
 			LintRule(lintRule(fiFieldBuckets)),
 		service.NewObjectField(fiFieldShard,
 			service.NewAnyField(fiFieldShardIndex).
-				Description("The number of this instance, a whole number from 0 to `count` - 1.").
+				Description("The number of this instance, a whole number from 0 to `count` - 1, or a name ending in `-<number>` that gives it: a StatefulSet's pod name (`${POD_NAME}` from the downward API; `fluss-iggy-2` is shard 2), so that each pod's ordinal is its shard (see `deploy/kubernetes`).").
 				LintRule(lintRule(shardIndexPath)),
 			service.NewAnyField(fiFieldShardCount).
 				Description("How many instances share the table, a whole number from 1.").
@@ -178,7 +178,7 @@ func checkpointFields() []*service.ConfigField {
 			Description("The label of a cache resource that stores the read positions. It must exist when the input starts; the shipped ones are in `config/resources/` (`fluss-iggy run -r config/resources/bbolt.yaml …`). Use a cache that survives restarts (`bbolt`, `redis`).").
 			LintRule(lintRule(fiFieldCheckpointCache)),
 		service.NewStringField(fiFieldCheckpointKey).
-			Description("The cache key holding the positions of this table. Default: `fluss_<database>_<table>`, followed by `_shard_<index>_of_<count>` with `shard`, `_buckets_<b>_<b>...` with `buckets` and `_partitions_<hash of the names>` with `partitions`. Instances reading different parts of a table need different keys.").
+			Description("The cache key holding the positions of this table. Default: `fluss_<database>_<table>`, followed by `_buckets_<b>_<b>...` with `buckets` and `_partitions_<hash of the names>` with `partitions`. Instances reading different parts of a table with `buckets` or `partitions` need different keys. With `shard`, each bucket's position has a key of its own, `<checkpoint_key>_bucket_<b>` (`<checkpoint_key>_p<partition id>_bucket_<b>` in a partitioned table), so that any number of shards, changed at any time, and an instance without `shard` find every bucket's committed offset; a bucket whose key is missing is looked up in the value under `checkpoint_key` (written by a run without `shard`), and an instance without `shard` looks up the per-bucket keys the same way. When both hold a position of a bucket, the furthest is taken (each was written only after the rows below it were acknowledged).").
 			Example("fluss_shop_orders").
 			Optional().
 			LintRule(lintRule(fiFieldCheckpointKey)),
