@@ -22,7 +22,9 @@ func TestBucketCheckpointKey(t *testing.T) {
 
 func TestFurther(t *testing.T) {
 	snap := func(id, logOff int64) *checkpointSnapshot { return &checkpointSnapshot{ID: id, LogOffset: logOff} }
-	pos := func(off int64, s *checkpointSnapshot) checkpointBucket { return checkpointBucket{Offset: off, Snapshot: s} }
+	pos := func(off int64, s *checkpointSnapshot) checkpointBucket {
+		return checkpointBucket{Offset: off, Snapshot: s}
+	}
 	for _, c := range []struct {
 		name string
 		a, b checkpointBucket

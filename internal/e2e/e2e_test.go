@@ -186,6 +186,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("pk_changelog", f.testPKChangelog)
 	t.Run("log_table_sigkill", f.testSigkill)
 	t.Run("pk_ordering", f.testOrdering)
+	t.Run("shard_rescale", f.testShardRescale)
 }
 
 // runTool runs scripts/fluss-java.sh; unlike flusstest.RunJava it may run

@@ -1,0 +1,135 @@
+package e2e_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fluss-iggy/fluss-iggy/internal/cachetest"
+	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
+)
+
+// testShardRescale reads the log table with config/sharded.yaml and Redis
+// as Kubernetes runs it (deploy/kubernetes): three processes whose shard
+// index comes from a StatefulSet pod name (fluss-iggy-0..2), stopped when
+// about a third of the rows arrived; then two processes (the StatefulSet
+// scaled to 2) read the rest. Every bucket must resume where the three
+// left it: every row arrives, none twice (the stops are graceful, so every
+// delivered row's position was committed).
+func (f *fixture) testShardRescale(t *testing.T) {
+	redis := cachetest.StartRedis(t, cachetest.RedisOptions{})
+	stream := f.newStream(t, "e2e_shards")
+	topic := f.log.name
+	rows := uint64(len(f.log.scan))
+	// Slow enough that the three have not read everything when stopped.
+	slow := fmt.Sprintf(`pipeline.processors.-.sleep.duration='${! if batch_index() == 0 { "%s" } else { "0s" } }'`, "30ms")
+	run := func(count int) []*e2e.Proc {
+		ps := make([]*e2e.Proc, count)
+		for i := range ps {
+			ps[i] = f.startSharded(t, topic, stream, redis.URL(), fmt.Sprintf("fluss-iggy-%d", i), count, slow)
+		}
+		return ps
+	}
+	three := run(3)
+	f.waitRowsOf(t, three, stream, topic, rows/3)
+	for i, p := range three {
+		if err := p.Stop(30 * time.Second); err != nil {
+			t.Fatalf("stopping shard %d of 3: %v\n%s", i, err, p.Tail(30))
+		}
+	}
+	mid, err := f.iggy.total(stream, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mid >= rows {
+		t.Fatalf("the three shards delivered all %d rows before they were stopped: nothing left to resume", rows)
+	}
+	t.Logf("3 shards stopped with %d of %d rows in Iggy; 2 shards take over", mid, rows)
+	two := run(2)
+	f.waitRowsOf(t, two, stream, topic, rows)
+	for i, p := range two {
+		if err := p.Stop(30 * time.Second); err != nil {
+			t.Fatalf("stopping shard %d of 2: %v\n%s", i, err, p.Tail(30))
+		}
+	}
+	f.checkOnce(t, stream, topic)
+}
+
+// startSharded runs config/sharded.yaml with Redis checkpoints as shard
+// pod of count.
+func (f *fixture) startSharded(t *testing.T, table, stream, redisURL, pod string, count int, set ...string) *e2e.Proc {
+	env := []string{
+		"FLUSS_BOOTSTRAP=" + f.bootstrap, "FLUSS_DATABASE=" + f.db, "FLUSS_TABLE=" + table,
+		"IGGY_TCP_ADDRESS=" + f.iggy.addr, "IGGY_USERNAME=" + f.iggy.user, "IGGY_PASSWORD=" + f.iggy.pass,
+		"IGGY_STREAM=" + stream, "FLUSS_IGGY_HTTP_ADDRESS=127.0.0.1:0", "REDIS_URL=" + redisURL,
+		"SHARD_INDEX=" + pod, "SHARD_COUNT=" + strconv.Itoa(count),
+	}
+	args := []string{"run"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	args = append(args, "-r", filepath.Join(f.root, "config", "resources", "redis.yaml"), filepath.Join(f.root, "config", "sharded.yaml"))
+	p, err := e2e.Start(f.bin, env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !p.Exited() {
+			p.Kill()
+		}
+		if t.Failed() {
+			t.Logf("output of %s (%d shards), last lines:\n%s", pod, count, p.Tail(30))
+		}
+	})
+	return p
+}
+
+// waitRowsOf waits until the topic holds want messages while every process
+// of ps runs.
+func (f *fixture) waitRowsOf(t *testing.T, ps []*e2e.Proc, stream, topic string, want uint64) {
+	t.Helper()
+	var n uint64
+	err := waitProgress(20*time.Millisecond, func() (uint64, bool, error) {
+		var err error
+		if n, err = f.iggy.total(stream, topic); err != nil || n >= want {
+			return n, err == nil, err
+		}
+		for i, p := range ps {
+			if p.Exited() {
+				return n, false, fmt.Errorf("shard %d exited (%v):\n%s", i, p.Err(), p.Tail(30))
+			}
+		}
+		return n, false, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d messages in stream %q topic %q: %v (have %d)", want, stream, topic, err, n)
+	}
+}
+
+// checkOnce reads the topic back: every row of the log table's scan, each
+// exactly once.
+func (f *fixture) checkOnce(t *testing.T, stream, topic string) {
+	t.Helper()
+	msgs, err := f.iggy.reader.Messages(stream, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := newProblems()
+	seen := make(map[[16]byte]bool, len(msgs))
+	dups := 0
+	for _, m := range msgs {
+		if seen[m.ID] {
+			dups++
+			continue
+		}
+		seen[m.ID] = true
+		checkID(pr, m, &f.log)
+	}
+	pr.report(t, "sharded run")
+	if missing := len(f.log.scan) - len(seen); missing != 0 || dups != 0 {
+		t.Fatalf("%d messages for %d rows: %d rows missing, %d delivered twice", len(msgs), len(f.log.scan), missing, dups)
+	}
+	t.Logf("%d rows, each delivered once across the 3-shard and the 2-shard runs", len(seen))
+}
