@@ -39,9 +39,11 @@ with environment variables interpolated as in 'run'. A bbolt file can be open in
 process only, so for a running pipeline use a shared cache (redis), or the
 fluss_input_lag metric.
 
-The key is the input's default checkpoint_key, fluss_<db>_<table>. An input with
-shard, buckets, partitions or an explicit checkpoint_key uses another key: give it
-with --key.`
+The key is the input's default checkpoint_key, fluss_<db>_<table>; a sharded input
+(shard) keeps each bucket under <key>_bucket_<b> (<key>_p<partition id>_bucket_<b>),
+which are read too, the furthest position of a bucket winning, as the input does.
+An input with buckets, partitions or an explicit checkpoint_key uses another key:
+give it with --key.`
 
 // checkpointsCommand returns `fluss checkpoints`.
 func checkpointsCommand(common []cli.Flag) *cli.Command {
@@ -77,20 +79,14 @@ func runCheckpoints(cc *cli.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	val, err := ReadCheckpoint(ctx, files, label, key)
+	cache, err := OpenCache(files, label)
 	if err != nil {
 		return cli.Exit("fluss: checkpoints: "+err.Error(), 1)
 	}
-	cp, err := flussinput.DecodeCheckpoint(key, val)
-	if err != nil {
-		return cli.Exit("fluss: checkpoints: "+err.Error(), 1)
-	}
-	if cp.Database != path.Database || cp.Table != path.Table {
-		return cli.Exit(fmt.Sprintf("fluss: checkpoints: key %q holds the checkpoint of %s.%s, not of %s", key, cp.Database, cp.Table, path), 1)
-	}
+	defer cache.Close()
 	return withClient(cc, func(ctx context.Context, c *fluss.Client) error {
 		w := bufio.NewWriter(cc.App.Writer)
-		if err := Checkpoints(ctx, c, path, key, cp, w, cc.App.ErrWriter); err != nil {
+		if err := Checkpoints(ctx, c, path, key, cache.Get, w, cc.App.ErrWriter); err != nil {
 			return err
 		}
 		return w.Flush()
@@ -98,7 +94,8 @@ func runCheckpoints(cc *cli.Context) error {
 }
 
 // DefaultCheckpointKey is the checkpoint_key a fluss input reading the whole
-// table uses when none is configured.
+// table uses when none is configured (with shard too, which adds a key per
+// bucket: flussinput.BucketCheckpointKey).
 func DefaultCheckpointKey(path fluss.TablePath) string {
 	return strings.ReplaceAll("fluss_"+path.Database+"_"+path.Table, "/", "_")
 }
@@ -106,11 +103,18 @@ func DefaultCheckpointKey(path fluss.TablePath) string {
 // errNoCheckpoint reports a key the cache does not hold.
 var errNoCheckpoint = errors.New("no checkpoint")
 
-// ReadCheckpoint builds the cache resource labelled label from the
-// cache_resources of the YAML files matching patterns and returns the value
-// under key. The cache's own log is discarded: its failures come back as
-// errors (said once).
-func ReadCheckpoint(ctx context.Context, patterns []string, label, key string) ([]byte, error) {
+// Cache is a cache resource built from resource files, for reading
+// checkpoints outside a pipeline.
+type Cache struct {
+	res     *service.Resources
+	label   string
+	closeFn func(context.Context) error
+}
+
+// OpenCache builds the cache resource labelled label from the
+// cache_resources of the YAML files matching patterns. The cache's own log
+// is discarded: its failures come back as errors (said once).
+func OpenCache(patterns []string, label string) (*Cache, error) {
 	conf, err := cacheResourceYAML(patterns, label)
 	if err != nil {
 		return nil, err
@@ -124,23 +128,49 @@ func ReadCheckpoint(ctx context.Context, patterns []string, label, key string) (
 	if err != nil {
 		return nil, fmt.Errorf("cache %q: %w", label, err)
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = closeRes(cctx)
-	}()
+	return &Cache{res: res, label: label, closeFn: closeRes}, nil
+}
+
+// Get returns the value under key, or nil when the cache has none.
+func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
 	var val []byte
 	var getErr error
-	if err := res.AccessCache(ctx, label, func(c service.Cache) { val, getErr = c.Get(ctx, key) }); err != nil {
-		return nil, fmt.Errorf("cache %q: %w", label, err)
+	if err := c.res.AccessCache(ctx, c.label, func(cc service.Cache) { val, getErr = cc.Get(ctx, key) }); err != nil {
+		return nil, fmt.Errorf("cache %q: %w", c.label, err)
 	}
 	if errors.Is(getErr, service.ErrKeyNotFound) {
-		return nil, fmt.Errorf("%w under key %q in cache %q: has a pipeline read the table with this cache yet? (an input with shard, buckets, partitions or checkpoint_key uses another key: give it with --key)", errNoCheckpoint, key, label)
+		return nil, nil
 	}
 	if getErr != nil {
-		return nil, fmt.Errorf("reading key %q from cache %q: %w", key, label, getErr)
+		return nil, fmt.Errorf("reading key %q from cache %q: %w", key, c.label, getErr)
+	}
+	if val == nil {
+		val = []byte{}
 	}
 	return val, nil
+}
+
+// Close closes the cache resource.
+func (c *Cache) Close() {
+	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = c.closeFn(cctx)
+}
+
+// ReadCheckpoint returns the value under key in the cache resource labelled
+// label of the YAML files matching patterns (see OpenCache); a missing key
+// is an error.
+func ReadCheckpoint(ctx context.Context, patterns []string, label, key string) ([]byte, error) {
+	c, err := OpenCache(patterns, label)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	val, err := c.Get(ctx, key)
+	if err == nil && val == nil {
+		err = fmt.Errorf("%w under key %q in cache %q: has a pipeline read the table with this cache yet? (an input with buckets, partitions or checkpoint_key uses another key: give it with --key)", errNoCheckpoint, key, label)
+	}
+	return val, err
 }
 
 // cacheResourceYAML returns a resources document holding only the cache
@@ -293,16 +323,25 @@ func Lags(ranges []fluss.BucketRange, cp *flussinput.Checkpoint) []BucketLag {
 
 func ptr(v int64) *int64 { return &v }
 
-// Checkpoints writes one line per bucket of path with its position in cp
-// (stored under key): {"partition":…,"bucket":…,"committed":…,"latest":…,"lag":…},
+// GetFunc reads a cache key: nil when absent.
+type GetFunc func(ctx context.Context, key string) ([]byte, error)
+
+// Checkpoints writes one line per bucket of path with its committed
+// position: {"partition":…,"bucket":…,"committed":…,"latest":…,"lag":…},
 // and on note the warnings about positions the input cannot resume from and
-// the total lag.
-func Checkpoints(ctx context.Context, c *fluss.Client, path fluss.TablePath, key string, cp *flussinput.Checkpoint, w, note io.Writer) error {
+// the total lag. The positions are those under key and under each bucket's
+// own key (a sharded input's), the furthest of a bucket winning, as the
+// input resumes.
+func Checkpoints(ctx context.Context, c *fluss.Client, path fluss.TablePath, key string, get GetFunc, w, note io.Writer) error {
 	info, err := c.RefreshTable(ctx, path)
 	if err != nil {
 		return err
 	}
 	ranges, err := c.BucketRanges(ctx, info, "")
+	if err != nil {
+		return err
+	}
+	cp, err := collectCheckpoint(ctx, path, key, ranges, get)
 	if err != nil {
 		return err
 	}
@@ -324,6 +363,40 @@ func Checkpoints(ctx context.Context, c *fluss.Client, path fluss.TablePath, key
 	}
 	_, err = fmt.Fprintln(note, lagSummary(path, key, lags))
 	return err
+}
+
+// collectCheckpoint reads the value under key and the per-bucket keys of
+// every bucket in ranges into one checkpoint.
+func collectCheckpoint(ctx context.Context, path fluss.TablePath, key string, ranges []fluss.BucketRange, get GetFunc) (*flussinput.Checkpoint, error) {
+	var cp *flussinput.Checkpoint
+	add := func(k string) error {
+		raw, err := get(ctx, k)
+		if err != nil || raw == nil {
+			return err
+		}
+		v, err := flussinput.DecodeCheckpoint(k, raw)
+		if err != nil {
+			return err
+		}
+		if v.Database != path.Database || v.Table != path.Table {
+			return fmt.Errorf("key %q holds the checkpoint of %s.%s, not of %s", k, v.Database, v.Table, path)
+		}
+		cp = flussinput.MergeCheckpoints(cp, v)
+		return nil
+	}
+	if err := add(key); err != nil {
+		return nil, err
+	}
+	for _, r := range ranges {
+		if err := add(flussinput.BucketCheckpointKey(key, r.Bucket.PartitionID, r.Bucket.Bucket)); err != nil {
+			return nil, err
+		}
+	}
+	if cp == nil {
+		return nil, fmt.Errorf("%w under key %q or its per-bucket keys (%s): has a pipeline read the table with this cache yet? (an input with buckets, partitions or checkpoint_key uses another key: give it with --key)",
+			errNoCheckpoint, key, flussinput.BucketCheckpointKey(key, fluss.NoPartition, 0))
+	}
+	return cp, nil
 }
 
 // lagWarning says why the input cannot resume a bucket from its position

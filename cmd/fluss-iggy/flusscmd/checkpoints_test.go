@@ -2,8 +2,10 @@ package flusscmd_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,5 +91,50 @@ cache_resources:
 	}
 	if _, err := flusscmd.ReadCheckpoint(ctx, []string{path}, "ckpt", "fluss_x_y"); err == nil || !strings.Contains(err.Error(), `no checkpoint under key "fluss_x_y"`) {
 		t.Errorf("missing key: %v; want an error naming the key", err)
+	}
+}
+
+// TestCollectCheckpointPerBucket: the positions of a sharded input's
+// per-bucket keys are shown with those of the whole value, the furthest of
+// a bucket winning, as the input resumes.
+func TestCollectCheckpointPerBucket(t *testing.T) {
+	path := fluss.TablePath{Database: "d", Table: "t"}
+	key := flusscmd.DefaultCheckpointKey(path)
+	one := func(b, off int) string {
+		return `{"version":1,"database":"d","table":"t","table_id":7,"buckets":[{"bucket":` + strconv.Itoa(b) + `,"offset":` + strconv.Itoa(off) + `}]}`
+	}
+	cache := map[string]string{
+		key:               `{"version":1,"database":"d","table":"t","table_id":7,"buckets":[{"bucket":0,"offset":10},{"bucket":1,"offset":50}]}`,
+		key + "_bucket_1": one(1, 20),
+		key + "_bucket_2": one(2, 7),
+	}
+	get := func(_ context.Context, k string) ([]byte, error) {
+		if v, ok := cache[k]; ok {
+			return []byte(v), nil
+		}
+		return nil, nil
+	}
+	var ranges []fluss.BucketRange
+	for b := range int32(3) {
+		ranges = append(ranges, fluss.BucketRange{Bucket: fluss.TableBucket{TableID: 7, PartitionID: fluss.NoPartition, Bucket: b}, End: 100})
+	}
+	cp, err := flusscmd.CollectCheckpoint(context.Background(), path, key, ranges, get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int32]int64{}
+	for _, b := range cp.Buckets {
+		got[b.Bucket] = b.Offset
+	}
+	if want := map[int32]int64{0: 10, 1: 50, 2: 7}; !maps.Equal(got, want) {
+		t.Errorf("positions %v, want %v", got, want)
+	}
+	delete(cache, key)
+	if cp, err = flusscmd.CollectCheckpoint(context.Background(), path, key, ranges, get); err != nil || len(cp.Buckets) != 2 {
+		t.Fatalf("per-bucket keys only: %+v %v", cp, err)
+	}
+	clear(cache)
+	if _, err := flusscmd.CollectCheckpoint(context.Background(), path, key, ranges, get); err == nil || !strings.Contains(err.Error(), `no checkpoint under key "fluss_d_t" or its per-bucket keys (fluss_d_t_bucket_0)`) {
+		t.Fatalf("nothing stored: %v", err)
 	}
 }
