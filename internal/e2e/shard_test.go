@@ -11,54 +11,49 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
 )
 
-// testShardRescale reads the log table with config/sharded.yaml and Redis
-// as Kubernetes runs it (deploy/kubernetes): three processes whose shard
-// index comes from a StatefulSet pod name (fluss-iggy-0..2), stopped when
-// about a third of the rows arrived; then two processes (the StatefulSet
-// scaled to 2) read the rest. Every bucket must resume where the three
-// left it: every row arrives, none twice (the stops are graceful, so every
-// delivered row's position was committed).
+// testShardRescale reads the log table with Redis checkpoints as
+// Kubernetes runs it (deploy/kubernetes), changing the layout on the way:
+// one unsharded process (config/fluss_to_iggy.yaml), then three processes
+// of config/sharded.yaml whose shard index comes from a StatefulSet pod name
+// (fluss-iggy-0..2), then two (the StatefulSet scaled to 2), then one
+// unsharded process again, each layout stopped (gracefully) when a further
+// share of the rows arrived. Every bucket must resume where the previous
+// layout left it: every row arrives, none twice.
 func (f *fixture) testShardRescale(t *testing.T) {
 	redis := cachetest.StartRedis(t, cachetest.RedisOptions{})
 	stream := f.newStream(t, "e2e_shards")
 	topic := f.log.name
 	rows := uint64(len(f.log.scan))
-	// Slow enough that the three have not read everything when stopped.
+	// Slow enough that no layout reads everything before it is stopped.
 	slow := fmt.Sprintf(`pipeline.processors.-.sleep.duration='${! if batch_index() == 0 { "%s" } else { "0s" } }'`, "30ms")
-	run := func(count int) []*e2e.Proc {
-		ps := make([]*e2e.Proc, count)
-		for i := range ps {
-			ps[i] = f.startSharded(t, topic, stream, redis.URL(), fmt.Sprintf("fluss-iggy-%d", i), count, slow)
+	for i, step := range []struct {
+		shards int // 0: no shard
+		until  uint64
+	}{{0, rows / 5}, {3, rows * 2 / 5}, {2, rows * 3 / 5}, {0, rows}} {
+		ps := make([]*e2e.Proc, max(step.shards, 1))
+		for j := range ps {
+			ps[j] = f.startSharded(t, topic, stream, redis.URL(), fmt.Sprintf("fluss-iggy-%d", j), step.shards, slow)
 		}
-		return ps
-	}
-	three := run(3)
-	f.waitRowsOf(t, three, stream, topic, rows/3)
-	for i, p := range three {
-		if err := p.Stop(30 * time.Second); err != nil {
-			t.Fatalf("stopping shard %d of 3: %v\n%s", i, err, p.Tail(30))
+		f.waitRowsOf(t, ps, stream, topic, step.until)
+		for j, p := range ps {
+			if err := p.Stop(30 * time.Second); err != nil {
+				t.Fatalf("stopping shard %d of %d: %v\n%s", j, step.shards, err, p.Tail(30))
+			}
 		}
-	}
-	mid, err := f.iggy.total(stream, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mid >= rows {
-		t.Fatalf("the three shards delivered all %d rows before they were stopped: nothing left to resume", rows)
-	}
-	t.Logf("3 shards stopped with %d of %d rows in Iggy; 2 shards take over", mid, rows)
-	two := run(2)
-	f.waitRowsOf(t, two, stream, topic, rows)
-	for i, p := range two {
-		if err := p.Stop(30 * time.Second); err != nil {
-			t.Fatalf("stopping shard %d of 2: %v\n%s", i, err, p.Tail(30))
+		n, err := f.iggy.total(stream, topic)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if n >= rows && step.until < rows {
+			t.Fatalf("step %d (%d shards) delivered all %d rows before it was stopped: nothing left to resume", i+1, step.shards, rows)
+		}
+		t.Logf("step %d: %d shard(s) stopped with %d of %d rows in Iggy", i+1, step.shards, n, rows)
 	}
 	f.checkOnce(t, stream, topic)
 }
 
 // startSharded runs config/sharded.yaml with Redis checkpoints as shard
-// pod of count.
+// pod of count, or config/fluss_to_iggy.yaml (count 0).
 func (f *fixture) startSharded(t *testing.T, table, stream, redisURL, pod string, count int, set ...string) *e2e.Proc {
 	env := []string{
 		"FLUSS_BOOTSTRAP=" + f.bootstrap, "FLUSS_DATABASE=" + f.db, "FLUSS_TABLE=" + table,
@@ -70,7 +65,11 @@ func (f *fixture) startSharded(t *testing.T, table, stream, redisURL, pod string
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	args = append(args, "-r", filepath.Join(f.root, "config", "resources", "redis.yaml"), filepath.Join(f.root, "config", "sharded.yaml"))
+	config := "sharded.yaml"
+	if count == 0 {
+		config = "fluss_to_iggy.yaml"
+	}
+	args = append(args, "-r", filepath.Join(f.root, "config", "resources", "redis.yaml"), filepath.Join(f.root, "config", config))
 	p, err := e2e.Start(f.bin, env, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -131,5 +130,5 @@ func (f *fixture) checkOnce(t *testing.T, stream, topic string) {
 	if missing := len(f.log.scan) - len(seen); missing != 0 || dups != 0 {
 		t.Fatalf("%d messages for %d rows: %d rows missing, %d delivered twice", len(msgs), len(f.log.scan), missing, dups)
 	}
-	t.Logf("%d rows, each delivered once across the 3-shard and the 2-shard runs", len(seen))
+	t.Logf("%d rows, each delivered once across the layouts", len(seen))
 }
