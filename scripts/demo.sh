@@ -24,7 +24,10 @@
 # runs of the example pipeline: it creates the table the example reads,
 # FLUSS_DATABASE.FLUSS_TABLE (default demo.orders), in the running cluster
 # at FLUSS_BOOTSTRAP (required), writes DEMO_ROWS rows into it and leaves
-# it there. A table that exists already is left as it is.
+# it there, and beside it the primary-key table <database>.customers (100
+# rows, 20 of them updated), which README's `fluss snapshots` and `fluss
+# scan --snapshot` examples read. A table that exists already is left as it
+# is.
 #
 # Needs Go, Java 17 and Maven (for the first download of the Fluss jars).
 # Run from anywhere: paths are relative to the repository.
@@ -118,6 +121,22 @@ create_table() {
 		--columns 'id BIGINT, customer STRING, amount DECIMAL(10,2), created_at TIMESTAMP(3), note STRING' >/dev/null
 }
 
+# create_customers DB.TABLE creates a primary-key table of 3 buckets (for
+# `fluss snapshots` and `fluss scan --snapshot`, and
+# config/pk_changelog_to_iggy.yaml) and upserts 100 rows, then 20 again
+# with other values, unless it exists.
+create_customers() {
+	if scripts/fluss-java.sh info "$1" >/dev/null 2>&1; then
+		say "$1 exists already; leaving it as it is"
+		return
+	fi
+	say "creating the primary-key table $1 and upserting 120 rows into it"
+	scripts/fluss-java.sh create-table "$1" --if-not-exists --buckets 3 --primary-key id \
+		--columns 'id INT NOT NULL, name STRING, balance DECIMAL(12,2), updated TIMESTAMP(3)' >/dev/null
+	scripts/fluss-java.sh upsert "$1" --rows 100 --seed 1 >/dev/null
+	scripts/fluss-java.sh upsert "$1" --rows 20 --seed 2 >/dev/null
+}
+
 if ((table_only)); then
 	[[ -n "${FLUSS_BOOTSTRAP:-}" ]] ||
 		die "--table-only needs FLUSS_BOOTSTRAP: start a cluster with scripts/fluss-cluster.sh up and export the FLUSS_BOOTSTRAP=... line it prints last"
@@ -131,6 +150,7 @@ if ((table_only)); then
 		fill_table "$target"
 	fi
 	"$bin" fluss offsets --bootstrap "$FLUSS_BOOTSTRAP" "$target"
+	create_customers "${target%%.*}.customers"
 	say "done; run the example pipeline on it with:"
 	echo "bin/fluss-iggy run -r config/resources/bbolt.yaml config/fluss_to_iggy.yaml"
 	exit 0
