@@ -254,6 +254,8 @@ func TestDashboardAgainstPrometheus(t *testing.T) {
 
 	// The variables' label_values queries.
 	checkVariables(ctx, t, prom, dash, base, targets)
+	// The metrics the alert rules of deploy/prometheus read.
+	checkAlertMetrics(ctx, t, prom)
 
 	passed, last := 0, time.Duration(0)
 	lastName := "-"
