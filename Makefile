@@ -95,6 +95,14 @@ cluster-down:
 clean:
 	rm -rf bin
 
+# manifests checks deploy/kubernetes offline (internal/k8smanifest: strict decoding into the Kubernetes
+# types, cross-references, the pipeline linted as each pod runs it) and the alert rules of deploy/prometheus
+# (promtool check rules and test rules; needs promtool); make test runs the same tests.
+.PHONY: manifests
+manifests:
+	$(GO) test -count=1 ./internal/k8smanifest
+	$(GO) test -count=1 -run 'TestAlertRule|TestDeployFiles' ./internal/dashtest
+
 # docs regenerates docs/components from the plugins' ConfigSpecs; check-docs fails when stale
 # (make test also fails then, through internal/docgen's TestDocsUpToDate).
 .PHONY: docs check-docs
