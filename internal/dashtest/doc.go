@@ -29,6 +29,13 @@
 //     (and runs `promtool check config` on it) and the Grafana provisioning
 //     files, and checks that the paths they name exist and agree with each
 //     other.
+//   - TestAlertRules runs `promtool check rules` on deploy/prometheus/alerts.yml
+//     and `promtool test rules` on alerts_test.yml (every alert firing on
+//     series made for it and silent on the others), and checks that
+//     prometheus.yml and compose.yaml load it;
+//     TestAlertRuleTestsCatchMutations changes each alert and expects
+//     alerts_test.yml to fail. TestDashboardAgainstPrometheus also checks
+//     that the pipelines export the metrics the rules read.
 //
 // The Prometheus binary is $PROMETHEUS_BIN, else `prometheus` on PATH (and
 // promtool beside it). Without one the tests that need it fail under CI (env
