@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-iggy/fluss-iggy/internal/e2e"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
 )
@@ -258,4 +260,72 @@ func TestCreatedPipelineRunsAndCheckpoints(t *testing.T) {
 	if total != 90 {
 		t.Errorf("the Java tool counts %d appended rows over the buckets, want 90", total)
 	}
+}
+
+// TestCreatedTemplateRunsAsPrinted: the README's own-pipeline steps on a
+// fresh clone. The shipped example has already read demo.orders into Iggy
+// (its positions in ./state); then `create fluss//iggy` printed as is, run
+// with only the README's exports (FLUSS_BOOTSTRAP, IGGY_TCP_ADDRESS) and the
+// same state directory, reads the same default table (demo.orders) from its
+// start into Iggy: every row arrives, none is skipped for the example's
+// positions. Before, the template read database fluss (exit 1, no such
+// table) and, with FLUSS_DATABASE=demo, shared the example's bbolt file and
+// key and delivered nothing.
+func TestCreatedTemplateRunsAsPrinted(t *testing.T) {
+	addr, java := flussCluster(t)
+	java("create-database", "demo", "--if-not-exists")
+	java("create-table", "demo.orders", "--if-not-exists", "--buckets", "3",
+		"--columns", "id BIGINT, customer STRING, amount DECIMAL(10,2), created_at TIMESTAMP(3), note STRING")
+	java("append", "demo.orders", "--rows", "200", "--seed", "7")
+	var total int
+	for _, o := range decodeLines[offsetLine](t, "list-offsets", java("list-offsets", "demo.orders")) {
+		total += int(o.Latest)
+	}
+	dir := t.TempDir()
+	state := "FLUSS_IGGY_STATE_DIR=" + filepath.Join(dir, "state") // ./state of both runs
+	example, err := iggytest.Start(iggytest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer example.Close()
+	root := repoRoot(t)
+	out, stderr, code := runBin(t, dir, []string{"FLUSS_BOOTSTRAP=" + addr, "IGGY_TCP_ADDRESS=" + example.Addr(), state},
+		"run", "--set", "input.fluss.end_at=latest", "--set", "http.enabled=false",
+		"-r", filepath.Join(root, "config/resources/bbolt.yaml"), filepath.Join(root, "config/fluss_to_iggy.yaml"))
+	if n := example.MessageCount("fluss", "orders"); code != 0 || n < total {
+		t.Fatalf("the example: exit %d, %d of %d rows in Iggy\n%s%s", code, n, total, out, stderr)
+	}
+
+	srv, err := iggytest.Start(iggytest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	pipeline, conf := createAndLint(t, dir, "fluss//iggy")
+	p, err := e2e.Start(bin, []string{"FLUSS_BOOTSTRAP=" + addr, "IGGY_TCP_ADDRESS=" + srv.Addr(), state,
+		"FLUSS_IGGY_HTTP_ADDRESS=" + freeAddr(t)}, "run", pipeline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	err = e2e.WaitFor(2*time.Minute, 200*time.Millisecond, func() (bool, error) {
+		return srv.MessageCount("fluss", "orders") >= total || p.Exited(), nil
+	})
+	if n := srv.MessageCount("fluss", "orders"); err != nil || n != total {
+		t.Fatalf("the created pipeline delivered %d of the %d rows of demo.orders (exited: %v)\n%s\nconfig:\n%s", n, total, p.Exited(), p.Output(), conf)
+	}
+	if err := p.Stop(20 * time.Second); err != nil {
+		t.Errorf("stopping the created pipeline: %v\n%s", err, p.Tail(5))
+	}
+}
+
+// freeAddr is a loopback address with a port nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -125,8 +125,11 @@ func curatedConfig(r createRequest) (string, error) {
 	schema := env.FullConfigSchema(Version, DateBuilt)
 	if r.small {
 		schema = env.CoreConfigSchema(Version, DateBuilt)
-	} else if hasFluss {
-		conf["cache_resources"] = []any{checkpointCache()}
+	} else {
+		conf["http"] = map[string]any{"address": httpAddress}
+		if hasFluss {
+			conf["cache_resources"] = []any{checkpointCache()}
+		}
 	}
 	m := schema.NewStreamConfigMarshaller().SetHydrateExamples(true).SetOmitDeprecated(true)
 	if r.small {
@@ -136,8 +139,11 @@ func curatedConfig(r createRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.small && hasFluss {
-		out += checkpointCacheYAML
+	if r.small {
+		out = "http:\n  address: " + httpAddress + "\n" + out
+		if hasFluss {
+			out += checkpointCacheYAML
+		}
 	}
 	return createHeader(hasFluss, slices.Contains(r.outputs, "iggy")) + out, nil
 }
@@ -175,12 +181,18 @@ func typed(names []string) []any {
 	return out
 }
 
-// flussInput is the fluss block: the table to read and where to keep the
-// positions (the cache of checkpointCache).
+// httpAddress is the address of the HTTP server (metrics, /ping, /ready),
+// set through the variable the shipped configs use: a second pipeline on
+// the same host needs another one.
+const httpAddress = "${FLUSS_IGGY_HTTP_ADDRESS:0.0.0.0:4195}"
+
+// flussInput is the fluss block: the table to read (by default demo.orders,
+// the table of the README's quick start and config/fluss_to_iggy.yaml) and
+// where to keep the positions (the cache of checkpointCache).
 func flussInput() map[string]any {
 	return map[string]any{"fluss": map[string]any{
 		"bootstrap_servers": []any{"${FLUSS_BOOTSTRAP:127.0.0.1:9123}"},
-		"database":          "${FLUSS_DATABASE:fluss}",
+		"database":          "${FLUSS_DATABASE:demo}",
 		"table":             "${FLUSS_TABLE:orders}",
 		"start_offset":      "earliest",
 		"checkpoint_cache":  "checkpoints",
@@ -206,13 +218,20 @@ func iggyOutput(afterFluss bool) map[string]any {
 	return map[string]any{"iggy": o}
 }
 
+// stateFile is the bbolt file of a created pipeline's positions: a file of
+// its own, not config/resources/bbolt.yaml's checkpoints.db, so that the
+// created pipeline does not find the positions the shipped example
+// committed for the same table (under the same default checkpoint_key) and
+// start at the end of the table.
+const stateFile = "${FLUSS_IGGY_STATE_DIR:./state}/pipeline.db"
+
 // checkpointCache is the cache resource of the fluss input's positions,
-// as config/resources/bbolt.yaml has it.
+// as config/resources/bbolt.yaml has it but in stateFile.
 func checkpointCache() map[string]any {
 	return map[string]any{
 		"label": "checkpoints",
 		"bbolt": map[string]any{
-			"path":   "${FLUSS_IGGY_STATE_DIR:./state}/checkpoints.db",
+			"path":   stateFile,
 			"bucket": "fluss_checkpoints",
 			"sync":   true,
 		},
@@ -224,7 +243,7 @@ func checkpointCache() map[string]any {
 const checkpointCacheYAML = `cache_resources:
   - label: checkpoints
     bbolt:
-      path: ${FLUSS_IGGY_STATE_DIR:./state}/checkpoints.db
+      path: ` + stateFile + `
       bucket: fluss_checkpoints
       sync: true
 `
@@ -246,10 +265,12 @@ func createHeader(fluss, iggy bool) string {
 	b.WriteString("#   " + strings.Join(vars, " ") + "\n")
 	b.WriteString("# or edit the defaults after the ':' in ${NAME:default}. Then:\n")
 	b.WriteString("#   fluss-iggy lint pipeline.yaml && fluss-iggy run pipeline.yaml\n")
+	b.WriteString("# Metrics, /ping and /ready are served at FLUSS_IGGY_HTTP_ADDRESS (default\n")
+	b.WriteString("# 0.0.0.0:4195): give each pipeline on a host its own.\n")
 	if fluss {
-		b.WriteString("# end_at: latest in the input stops once the rows present at start are delivered.\n")
-		b.WriteString("# The per-bucket positions are kept in the bbolt file of cache_resources (in\n")
-		b.WriteString("# $FLUSS_IGGY_STATE_DIR, default ./state); how far behind the pipeline is:\n")
+		b.WriteString("# The input follows the table until stopped (Ctrl-C); the next run goes on from\n")
+		b.WriteString("# the per-bucket positions kept in the bbolt file of cache_resources\n")
+		b.WriteString("# ($FLUSS_IGGY_STATE_DIR/pipeline.db, default ./state). How far behind it is:\n")
 		b.WriteString("#   fluss-iggy fluss checkpoints -r pipeline.yaml --cache checkpoints DB.TABLE\n")
 	}
 	b.WriteString("# Every field of fluss and iggy: docs/components/fluss.md, docs/components/iggy.md.\n")
