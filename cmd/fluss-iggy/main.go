@@ -45,8 +45,8 @@ func main() {
 	stop.Install(func() { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) })
 	go exitWhenStuck()
 	installHelp()
-	code, err := service.RunCLIToCode(ctx, append(cliOptions(),
-		service.CLIOptAddCommand(createCommand(benthosCreate)))...)
+	opts := append(cliOptions(), service.CLIOptAddCommand(createCommand(benthosCreate)))
+	code, err := service.RunCLIToCode(ctx, append(opts, newHTTPCheck().cliOptions()...)...)
 	if err != nil {
 		// Errors Benthos has not printed itself (`create kafka//file`:
 		// "generate error: unrecognised input type").

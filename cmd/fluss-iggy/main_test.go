@@ -166,3 +166,50 @@ func TestNoStrayOutput(t *testing.T) {
 		t.Errorf("stored %d messages, want 20", n)
 	}
 }
+
+// TestTakenHTTPPortStops: a pipeline whose http.address another process
+// holds (a second instance on the host) stops with exit 1, naming
+// the address, the field and the variable to change, instead of running
+// without metrics and probes; with the port free, the same config runs to
+// its end with exit 0.
+func TestTakenHTTPPortStops(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	conf := `
+http: { address: "${FLUSS_IGGY_HTTP_ADDRESS:0.0.0.0:4195}" }
+input:
+  generate: { count: 3, interval: 300ms, mapping: 'root = "m"' }
+output:
+  drop: {}
+`
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"FLUSS_IGGY_HTTP_ADDRESS=" + addr}
+	p, err := e2e.Start(bin, env, "run", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Wait(30 * time.Second)
+	out := p.Output()
+	if exitCode(err) != 1 {
+		t.Errorf("port taken: exit %v, want 1; output:\n%s", err, out)
+	}
+	for _, want := range []string{"http.address " + addr, "address already in use", "FLUSS_IGGY_HTTP_ADDRESS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("port taken: output lacks %q:\n%s", want, out)
+		}
+	}
+	_ = ln.Close()
+	p, err = e2e.Start(bin, env, "run", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(30 * time.Second); err != nil {
+		t.Errorf("port free: %v, want exit 0; output:\n%s", err, p.Output())
+	}
+}
