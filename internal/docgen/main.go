@@ -22,6 +22,7 @@ import (
 	"text/template"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"gopkg.in/yaml.v3"
 )
 
 // regenerateHint is printed when -check finds stale pages.
@@ -280,7 +281,7 @@ func renderPage(typ string, view *service.ConfigView, td service.TemplateDataPlu
 		fd := fieldData{
 			Name:        f.FullName,
 			Description: strings.TrimSpace(asciidocToMarkdown(f.Description, 4)),
-			Type:        fieldType(f.Type, f.DefaultMarshalled),
+			Type:        fieldType(f, td.Fields),
 			Default:     f.DefaultMarshalled,
 			HasDefault:  f.DefaultMarshalled != "",
 			Optional:    fl.optional,
@@ -468,17 +469,68 @@ All fields, with their defaults:
 {{.Footnotes}}
 {{end}}`))
 
-// fieldType names a field's type; an untyped field (declared so, that lint
-// sees values of the wrong type) with a whole-number default is an int,
-// one with a true/false default a bool.
-func fieldType(typ, def string) string {
-	switch {
-	case typ != "unknown" || def == "":
-		return typ
-	case strings.Trim(def, "-0123456789") == "":
-		return "int"
-	case def == "true" || def == "false":
-		return "bool"
+// fieldType names the type of field f of fields. An untyped field
+// (declared so, that lint sees values of the wrong type) is named after the
+// values it is shown with (shownValues): whole numbers are int, true/false
+// bool, text string, whole numbers and text together "int or string".
+func fieldType(f service.TemplateDataPluginField, fields []service.TemplateDataPluginField) string {
+	if f.Type != "unknown" {
+		return f.Type
 	}
-	return typ
+	kinds := map[string]bool{}
+	for _, v := range shownValues(f, fields) {
+		switch v.(type) {
+		case int:
+			kinds["int"] = true
+		case bool:
+			kinds["bool"] = true
+		case string:
+			kinds["string"] = true
+		default: // lists, objects, decimals: name no type
+			return f.Type
+		}
+	}
+	switch {
+	case len(kinds) == 1:
+		for k := range kinds {
+			return k
+		}
+	case len(kinds) == 2 && kinds["int"] && kinds["string"]:
+		return "int or string"
+	}
+	return f.Type
+}
+
+// shownValues are the values field f is shown with: its default, else its
+// examples, else its value in the examples of the object that holds it
+// (shard.index in shard's {index: 0, count: 2}).
+func shownValues(f service.TemplateDataPluginField, fields []service.TemplateDataPluginField) []any {
+	if f.DefaultMarshalled != "" {
+		var v any
+		if yaml.Unmarshal([]byte(f.DefaultMarshalled), &v) != nil {
+			return nil
+		}
+		return []any{v}
+	}
+	out := slices.Clone(f.Examples)
+	parent, key, nested := cutLast(f.FullName, ".")
+	for i := 0; nested && len(out) == 0 && i < len(fields); i++ {
+		if fields[i].FullName != parent {
+			continue
+		}
+		for _, e := range fields[i].Examples {
+			if v, ok := e.(map[string]any)[key]; ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// cutLast cuts s around the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
