@@ -109,15 +109,23 @@ func TestDialNotIggy(t *testing.T) {
 	}
 }
 
-// TestDialWrongPassword: a refused login is a server error naming the user.
+// TestDialWrongPassword: a refused login is a server error naming the
+// server and the user, never the password; an unknown token too (0.8
+// answers it with ResourceNotFound).
 func TestDialWrongPassword(t *testing.T) {
 	for _, d := range dialects {
 		srv := start(t, iggytest.Options{Version: d.server})
 		o := options(srv.Addr(), iggy.VersionAuto)
 		o.Credentials.Password = "wrong"
 		_, err := iggy.Dial(ctxT(t, 5*time.Second), o)
-		if !iggy.IsLoginRejected(err) || !strings.Contains(err.Error(), `as "iggy"`) {
+		want := fmt.Sprintf("the Iggy server at %s refused the login as \"iggy\"", srv.Addr())
+		if !iggy.IsLoginRejected(err) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "wrong") {
 			t.Errorf("%s: wrong password: %v", d.name, err)
+		}
+		o.Credentials = iggy.Credentials{Token: "no-such-token"}
+		_, err = iggy.Dial(ctxT(t, 5*time.Second), o)
+		if !iggy.IsLoginRejected(err) || !strings.Contains(err.Error(), "refused the login with a personal access token") {
+			t.Errorf("%s: unknown token: %v", d.name, err)
 		}
 	}
 }

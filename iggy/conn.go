@@ -74,8 +74,8 @@ func (c *Conn) do(ctx context.Context, what string, fn func() error) error {
 	if err == nil {
 		return nil
 	}
-	if code := CodeOf(err); code != 0 {
-		if code == CodeDisconnected || code == CodeUnauthenticated {
+	if CodeOf(err) != 0 {
+		if EndsConnection(err) {
 			c.breakLocked()
 		}
 		return err

@@ -56,7 +56,8 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 	return c, nil
 }
 
-// loginError says who tried to log in.
+// loginError says who tried to log in (never with the password or
+// token), and whether the server refused the login or it failed.
 func loginError(o *Options, err error) error {
 	var u *UnsupportedServerError
 	if errors.As(err, &u) {
@@ -65,6 +66,9 @@ func loginError(o *Options, err error) error {
 	who := "with a personal access token"
 	if o.Credentials.Token == "" {
 		who = fmt.Sprintf("as %q", o.Credentials.Username)
+	}
+	if IsLoginRejected(err) {
+		return fmt.Errorf("the Iggy server at %s refused the login %s: %w", o.Addr, who, err)
 	}
 	return fmt.Errorf("logging in to Iggy at %s %s: %w", o.Addr, who, err)
 }

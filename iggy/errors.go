@@ -23,6 +23,8 @@ const (
 	CodeUnauthenticated         uint32 = 40
 	CodeUnauthorized            uint32 = 41
 	CodeInvalidCredentials      uint32 = 42
+	CodeInvalidUsername         uint32 = 43 // 0.8: a username outside 3 to 50 bytes, refused before it is looked up
+	CodeInvalidPassword         uint32 = 44 // 0.8: a password outside 3 to 100 bytes, likewise
 	CodeUserInactive            uint32 = 47
 	CodeInvalidToken            uint32 = 53
 	CodeTokenExpired            uint32 = 54
@@ -77,13 +79,30 @@ func IsTopicNotFound(err error) bool {
 }
 
 // IsLoginRejected tells whether err is a login the server refused
-// (credentials, token, inactive user).
+// (credentials, token, inactive user). Both dialects say so with these
+// codes: 0.8 answers an unknown user or a wrong password with 42, an
+// inactive user with 47 and a username or password of a length it never
+// accepts with 43 or 44; 0.9 evicts the login, and its eviction reasons
+// are read as 42, 53 and 47 (v09Evicted.loginError).
 func IsLoginRejected(err error) bool {
 	switch CodeOf(err) {
-	case CodeInvalidCredentials, CodeInvalidToken, CodeTokenExpired, CodeUnauthenticated, CodeUnauthorized, CodeUserInactive:
+	case CodeInvalidCredentials, CodeInvalidUsername, CodeInvalidPassword, CodeInvalidToken, CodeTokenExpired,
+		CodeUnauthenticated, CodeUnauthorized, CodeUserInactive:
 		return true
 	}
 	return false
+}
+
+// EndsConnection tells whether err leaves the connection unusable: a
+// transport failure, or a server error that ends the session (Disconnected,
+// which a 0.8 server sends as it shuts down cleanly, and Unauthenticated).
+// After any other server error the connection serves the next request.
+func EndsConnection(err error) bool {
+	if err == nil {
+		return false
+	}
+	code := CodeOf(err)
+	return code == 0 || code == CodeDisconnected || code == CodeUnauthenticated
 }
 
 // ErrBroken is returned by every request on a Conn after a transport failure

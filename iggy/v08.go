@@ -84,6 +84,11 @@ func (d v08) login(w *wire, c Credentials) (ServerInfo, error) {
 		b = le.AppendUint32(b, 0) // context
 	}
 	body, err := d.roundTrip(w, b)
+	if c.Token != "" && CodeOf(err) == CodeResourceNotFound {
+		// 0.8 answers a token it does not know with ResourceNotFound
+		// (server-0.8.0 core/server/src/shard/system/personal_access_tokens.rs).
+		return ServerInfo{}, fmt.Errorf("%w (Iggy 0.8 says so with %w)", &ServerError{Code: CodeInvalidToken}, err)
+	}
 	if err != nil {
 		return ServerInfo{}, err
 	}

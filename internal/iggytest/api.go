@@ -281,6 +281,28 @@ func (s *Server) Topic(stream, topic string) (TopicInfo, bool) {
 	}, true
 }
 
+// AddUser creates a user as an operator would while clients run: logins
+// with it work from then on, on either dialect. It gets the next free ID; a
+// name already taken is an error.
+func (s *Server) AddUser(u User) error {
+	if len(u.Username) < minUsernameLen || len(u.Username) > maxUsernameLen ||
+		len(u.Password) < minPasswordLen || len(u.Password) > maxPasswordLen {
+		return fmt.Errorf("iggytest: user %q: the username must be %d-%d bytes and the password %d-%d", u.Username,
+			minUsernameLen, maxUsernameLen, minPasswordLen, maxPasswordLen)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.userByName(u.Username) != nil {
+		return fmt.Errorf("iggytest: user %q already exists", u.Username)
+	}
+	var id uint32
+	for _, o := range s.users {
+		id = max(id, o.id+1)
+	}
+	s.users = append(s.users, &user{id: id, username: u.Username, password: u.Password, inactive: u.Inactive})
+	return nil
+}
+
 // CreateStream creates a stream without a client and returns its ID.
 func (s *Server) CreateStream(name string) (uint32, error) {
 	if len(name) == 0 || len(name) > 255 {

@@ -41,7 +41,8 @@
 // credentials. Options.Users replaces that list (IDs are the list indexes);
 // Options.Tokens adds personal access tokens (raw token strings) for those
 // users. Tokens created through the protocol (CreatePersonalAccessToken) work
-// too. Every user may do everything (permissions are not modelled).
+// too, and Server.AddUser adds a user while the server runs. Every user may
+// do everything (permissions are not modelled).
 //
 // # Iggy 0.8, as in server 0.8.0
 //

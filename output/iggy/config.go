@@ -20,6 +20,7 @@ type outputConfig struct {
 	// client holds the address, TLS, credentials, dialect and timeout.
 	client    iggy.Options
 	keepAlive time.Duration
+	maxLogins int // refused logins in a row that stop the pipeline; 0 never
 	ackAfter  string
 
 	stream       field
@@ -101,8 +102,16 @@ func (c *outputConfig) parseConnection(conf *service.ParsedConfig) (err error) {
 	if o.Timeout, err = positiveDuration(conf, ioFieldTimeout); err != nil {
 		return err
 	}
-	c.keepAlive, err = positiveDuration(conf, ioFieldKeepAlive)
-	return err
+	if c.keepAlive, err = positiveDuration(conf, ioFieldKeepAlive); err != nil {
+		return err
+	}
+	if c.maxLogins, err = conf.FieldInt(ioFieldMaxLogins); err != nil {
+		return err
+	}
+	if c.maxLogins < 0 {
+		return fmt.Errorf("field %s must be 0 (retry forever) or more, got %d", ioFieldMaxLogins, c.maxLogins)
+	}
+	return nil
 }
 
 // checkCAFile fails a root_cas_file that holds no certificate, which

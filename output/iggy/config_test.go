@@ -47,6 +47,7 @@ func TestConfigErrors(t *testing.T) {
 		{"server_version", minimal + "server_version: \"0.10\"", "server_version"},
 		{"ack_after", minimal + "ack_after: disk", "ack_after"},
 		{"keep_alive", minimal + "keep_alive: 0s", "keep_alive must be positive"},
+		{"max_login_attempts", minimal + "max_login_attempts: -1", "field max_login_attempts must be 0 (retry forever) or more, got -1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,6 +93,7 @@ func TestLint(t *testing.T) {
 		"iggy: {stream: s, topic: t, username: a, password: b, keep_alive: 0s}":             "field keep_alive: 0s is not a positive duration",
 		"iggy: {stream: s, topic: t, username: a, password: b, max_in_flight: 0}":           "field max_in_flight: 0 is less than 1",
 		"iggy: {stream: s, topic: t, username: a, password: b, max_in_flight: many}":        "field max_in_flight: many is not a whole number",
+		"iggy: {stream: s, topic: t, username: a, password: b, max_login_attempts: -2}":     "field max_login_attempts: -2 is less than 0",
 		"iggy: {stream: s, topic: t, username: a, password: b, address: nohostport}":        "field address: nohostport is not host:port",
 		"iggy: {stream: s, topic: t, username: a, password: b, message_expiry: soon}":       "field message_expiry: soon is not server_default, never, never_expire or a positive duration",
 		"iggy: {stream: s, topic: t, username: a, password: b, max_topic_size: huge}":       "field max_topic_size: huge is not server_default, unlimited or a size",
@@ -108,6 +110,7 @@ func TestLint(t *testing.T) {
 		"iggy: {stream: s, topic: t, username: a, password: b, partitions: 8, max_in_flight: 4, timeout: 1m30s, keep_alive: 500ms}",
 		"iggy: {stream: s, topic: t, username: a, password: b, message_expiry: 168h, max_topic_size: 10GiB, server_version: '0.9', ack_after: fsync}",
 		"iggy: {stream: s, topic: t, username: a, password: b, message_expiry: never, max_topic_size: 500 MB, address: '[::1]:8090'}",
+		"iggy: {stream: s, topic: t, username: a, password: b, max_login_attempts: 0}",
 	} {
 		if err := service.NewStreamBuilder().AddOutputYAML(ok); err != nil {
 			t.Errorf("valid config %s: %v", ok, err)

@@ -184,7 +184,7 @@ func (e *env) client() *iggy.Conn {
 func (e *env) with(fn func(*iggy.Conn) error) error {
 	e.t.Helper()
 	err := fn(e.client())
-	if err != nil && iggy.CodeOf(err) == 0 && e.cl.Broken() {
+	if iggy.EndsConnection(err) && e.cl.Broken() {
 		err = fn(e.client())
 	}
 	return err

@@ -59,7 +59,7 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 	o := &Output{
 		conf:        c,
 		log:         mgr.Logger(),
-		conn:        &connector{opts: c.client, log: mgr.Logger()},
+		conn:        &connector{opts: c.client, log: mgr.Logger(), maxLogins: c.maxLogins},
 		batchPolicy: c.batchPolicy,
 		maxInFlight: c.maxInFlight,
 		creating:    make(chan struct{}, 1),
@@ -73,7 +73,7 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 // Connect makes sure a logged-in connection to Iggy is ready; the first
 // call starts the connection pool. A failure asks Benthos to wait a backoff
 // that grows to 30s; a server whose protocol we do not speak stops the
-// pipeline.
+// pipeline, and so do max_login_attempts refused logins in a row.
 func (o *Output) Connect(ctx context.Context) error {
 	if o.pool == nil {
 		o.pool = iggy.NewPool(o.maxInFlight, o.conf.keepAlive, o.conn.dial)

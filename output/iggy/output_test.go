@@ -530,12 +530,12 @@ func TestPersonalAccessToken(t *testing.T) {
 
 	bad := e.output(fmt.Sprintf("stream: %s\ntopic: t\npersonal_access_token: wrong-token", stream))
 	err = bad.Connect(ctxT(t, 15*time.Second))
-	if err == nil || !strings.Contains(err.Error(), "logging in to Iggy") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the Iggy server at %s refused the login with a personal access token", e.addr)) {
 		t.Errorf("Connect with a wrong token: %v", err)
 	}
 	wrong := e.output(fmt.Sprintf("stream: %s\ntopic: t\nusername: %s\npassword: wrong", stream, e.user))
 	err = wrong.Connect(ctxT(t, 15*time.Second))
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("logging in to Iggy at %s as %q", e.addr, e.user)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the Iggy server at %s refused the login as %q", e.addr, e.user)) {
 		t.Errorf("Connect with a wrong password: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,7 +88,9 @@ func TestIdleGapsDeliverExactlyOnce(t *testing.T) {
 
 // TestConnectBackoff: failed connection attempts ask Benthos to wait a
 // backoff that doubles from 1s, so the log gets one line per attempt at
-// growing intervals instead of one a second forever.
+// growing intervals instead of one a second forever. Each line reads as the
+// fluss input's: what failed, naming the address, then "(attempt n; next
+// in d)".
 func TestConnectBackoff(t *testing.T) {
 	out, err := newOutput("address: 127.0.0.1:1\nusername: iggy\npassword: iggy\nstream: s\ntopic: t\ntimeout: 1s")
 	if err != nil {
@@ -99,7 +102,8 @@ func TestConnectBackoff(t *testing.T) {
 		if !errors.As(err, &eb) || eb.Wait != want {
 			t.Fatalf("attempt %d: want a backoff of %v, got %#v", i+1, want, err)
 		}
-		if !strings.Contains(err.Error(), fmt.Sprintf("attempt %d: connecting to Iggy at 127.0.0.1:1", i+1)) {
+		if !strings.HasPrefix(err.Error(), "connecting to Iggy at 127.0.0.1:1: ") ||
+			!strings.HasSuffix(err.Error(), fmt.Sprintf(" (attempt %d; next in %v)", i+1, want)) {
 			t.Errorf("attempt %d: %v", i+1, err)
 		}
 	}
@@ -237,5 +241,37 @@ func TestCloseReportsUndelivered(t *testing.T) {
 	}
 	if err := stop.Err(); err == nil || !strings.Contains(err.Error(), "3 messages were not delivered to Iggy") {
 		t.Errorf("after Close: %v", err)
+	}
+}
+
+// TestCleanServerStopResends: a 0.8 server shutting down cleanly answers
+// the next request with Disconnected (8); the batch is sent again after
+// reconnecting, not nacked as messages Iggy refused.
+func TestCleanServerStopResends(t *testing.T) {
+	e := newEnvOpts(t, iggytest.Options{GracefulStop: true})
+	srv := e.needFaults()
+	e.createTopic("clean", "t", 1)
+	out := e.output("stream: clean\ntopic: t\ntimeout: 1s")
+	mustConnect(t, out)
+	if err := out.WriteBatch(ctxT(t, 10*time.Second), service.MessageBatch{msg("before")}); err != nil {
+		t.Fatalf("WriteBatch: %v", err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	after := service.MessageBatch{msg("after")}
+	err := out.WriteBatch(ctxT(t, 10*time.Second), after)
+	for try := 0; err != nil; try++ {
+		if try == 3 {
+			t.Fatalf("not delivered after 3 reconnections: %v", err)
+		}
+		if !errors.Is(err, service.ErrNotConnected) {
+			t.Fatalf("WriteBatch after a clean restart: %v, want service.ErrNotConnected", err)
+		}
+		mustConnect(t, out)
+		err = out.WriteBatch(ctxT(t, 10*time.Second), after)
+	}
+	if g := payloads(e.poll("clean", "t", 0)); !slices.Equal(g, []string{"before", "after"}) {
+		t.Errorf("stored %v", g)
 	}
 }

@@ -29,6 +29,7 @@ const (
 	ioFieldTimeout        = "timeout"
 	ioFieldServerVersion  = "server_version"
 	ioFieldKeepAlive      = "keep_alive"
+	ioFieldMaxLogins      = "max_login_attempts"
 	ioFieldAckAfter       = "ack_after"
 	ioFieldMaxInFlight    = "max_in_flight"
 	ioFieldBatching       = "batching"
@@ -276,6 +277,13 @@ func Spec() *service.ConfigSpec {
 				Description("How long a pooled connection may be idle before it is pinged, so that a dead server or connection is noticed before a batch needs it.").
 				Default("5s").
 				LintRule(speclint.PositiveDuration(ioFieldKeepAlive)).
+				Advanced(),
+			speclint.IntField(ioFieldMaxLogins).
+				Description("How many logins in a row the server may refuse (a wrong password or token, an unknown or inactive user) before the output stops the pipeline, and the process exits 1 naming the address and user. "+
+					"0 retries forever, with the usual back-off: worth it when the user may appear later, an operator or a provisioning job creating it or setting its password after the pipeline starts. "+
+					"A server that cannot be reached is always retried, whatever this says.").
+				Default(3).
+				LintRule(speclint.MinInt(ioFieldMaxLogins, 0)).
 				Advanced(),
 			service.NewStringAnnotatedEnumField(ioFieldAckAfter, map[string]string{
 				ackAfterSend:  "Acknowledge when Iggy has accepted the batch (it may still be only in memory).",
