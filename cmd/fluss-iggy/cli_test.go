@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,12 +70,13 @@ func TestHelp(t *testing.T) {
 		"run -r config/resources/bbolt.yaml config/fluss_to_iggy.yaml",
 		"fluss scan --bootstrap",
 		"fluss checkpoints -r config/resources/bbolt.yaml --cache checkpoints demo.orders",
+		"iggy peek --address 127.0.0.1:8090 --stream fluss --topic orders --from latest-5",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-	for _, cmd := range []string{"fluss", "create", "lint", "run", "streams", "list", "test", "blobl", "echo", "template"} {
+	for _, cmd := range []string{"fluss", "iggy", "create", "lint", "run", "streams", "list", "test", "blobl", "echo", "template"} {
 		if !strings.Contains(help, "\n   "+cmd+" ") {
 			t.Errorf("help does not list the command %q", cmd)
 		}
@@ -303,7 +303,7 @@ func TestCreatedTemplateRunsAsPrinted(t *testing.T) {
 	defer srv.Close()
 	pipeline, conf := createAndLint(t, dir, "fluss//iggy")
 	p, err := e2e.Start(bin, []string{"FLUSS_BOOTSTRAP=" + addr, "IGGY_TCP_ADDRESS=" + srv.Addr(), state,
-		"FLUSS_IGGY_HTTP_ADDRESS=" + freeAddr(t)}, "run", pipeline)
+		"FLUSS_IGGY_HTTP_ADDRESS=127.0.0.1:0"}, "run", pipeline) // any free port
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,15 +317,4 @@ func TestCreatedTemplateRunsAsPrinted(t *testing.T) {
 	if err := p.Stop(20 * time.Second); err != nil {
 		t.Errorf("stopping the created pipeline: %v\n%s", err, p.Tail(5))
 	}
-}
-
-// freeAddr is a loopback address with a port nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

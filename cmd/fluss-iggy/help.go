@@ -30,11 +30,13 @@ DESCRIPTION:
                                         the shipped example (from the repository, or
                                         /etc/fluss-iggy/ in the container image)
 
-   Look at Fluss from the terminal, and at how far behind a pipeline is:
+   Look at Fluss from the terminal, at how far behind a pipeline is, and at what it
+   delivered to Iggy:
 
      {{.HelpName}} fluss tables --bootstrap 127.0.0.1:9123
      {{.HelpName}} fluss scan --bootstrap 127.0.0.1:9123 demo.orders --columns id,amount
      {{.HelpName}} fluss checkpoints -r config/resources/bbolt.yaml --cache checkpoints demo.orders
+     {{.HelpName}} iggy peek --address 127.0.0.1:8090 --stream fluss --topic orders --from latest-5
 
    More: '{{.HelpName}} help COMMAND', '{{.HelpName}} list inputs', and the component
    reference in docs/components/ (fluss, iggy, bbolt, redis, prometheus).

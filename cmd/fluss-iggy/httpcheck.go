@@ -68,7 +68,9 @@ func (h *httpCheck) onConfig(conf *service.ParsedConfig) error {
 	listening := make(chan struct{})
 	go func() {
 		defer close(listening)
-		waitListening(ctx, addr)
+		if _, port, err := net.SplitHostPort(addr); err == nil && port != "0" { // port 0: any free one
+			waitListening(ctx, addr)
+		}
 	}()
 	select {
 	case msg := <-h.failed:

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluss-iggy/fluss-iggy/cmd/fluss-iggy/flusscmd"
+	"github.com/fluss-iggy/fluss-iggy/cmd/fluss-iggy/iggycmd"
 	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 
 	_ "github.com/redpanda-data/benthos/v4/public/components/io"
@@ -68,6 +69,7 @@ func cliOptions() []service.CLIOptFunc {
 		service.CLIOptSetBinaryName("fluss-iggy"),
 		service.CLIOptSetVersion(Version, DateBuilt),
 		service.CLIOptAddCommand(flusscmd.Command()),
+		service.CLIOptAddCommand(iggycmd.Command()),
 	}
 }
 
