@@ -76,6 +76,7 @@ type config struct {
 	bootstrap      []string
 	sasl           *wire.SASLPlain
 	dialTimeout    time.Duration
+	handshake      time.Duration
 	requestTimeout time.Duration
 	maxFrameSize   int
 	logger         *slog.Logger
@@ -109,6 +110,13 @@ func Remote(opts RemoteStorageOptions) Option { return func(c *config) { c.remot
 
 // DialTimeout bounds one TCP dial plus handshake (default 10s).
 func DialTimeout(d time.Duration) Option { return func(c *config) { c.dialTimeout = d } }
+
+// HandshakeTimeout bounds the wait for the answer to a connection's first
+// request, ApiVersions (default 5s, and at most the dial timeout). A
+// bootstrap address that does not answer it in time, or closes the
+// connection instead, is not a Fluss server: NewClient gives it up with
+// ErrNotFluss instead of retrying it.
+func HandshakeTimeout(d time.Duration) Option { return func(c *config) { c.handshake = d } }
 
 // RequestTimeout bounds the wait for one response (default 30s). Fluss
 // servers never answer requests they cannot parse, so this also bounds such
@@ -182,14 +190,15 @@ func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
 		log:   cfg.logger,
 		conns: make(map[string]*connSlot),
 		wcfg: wire.Config{
-			ClientName:     cfg.clientName,
-			ClientVersion:  cfg.clientVersion,
-			DialTimeout:    cfg.dialTimeout,
-			RequestTimeout: cfg.requestTimeout,
-			MaxFrameSize:   cfg.maxFrameSize,
-			SASL:           cfg.sasl,
-			Dial:           cfg.dial,
-			Logger:         cfg.logger,
+			ClientName:       cfg.clientName,
+			ClientVersion:    cfg.clientVersion,
+			DialTimeout:      cfg.dialTimeout,
+			HandshakeTimeout: cfg.handshake,
+			RequestTimeout:   cfg.requestTimeout,
+			MaxFrameSize:     cfg.maxFrameSize,
+			SASL:             cfg.sasl,
+			Dial:             cfg.dial,
+			Logger:           cfg.logger,
 			// Authentication retries keep the default policy, whatever
 			// RetryBackoff says.
 			RetryDelay: Backoff{}.Delay,

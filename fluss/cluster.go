@@ -36,6 +36,7 @@ func (c *Client) metadataFrom(ctx context.Context, conn *wire.Conn, req *pb.Meta
 
 // bootstrapCluster asks the bootstrap servers for cluster metadata: up to
 // three rounds over the list (redials are spaced by the connection backoff).
+// An address that is not a Fluss server is given up after one try.
 func (c *Client) bootstrapCluster(ctx context.Context) error {
 	failed := &serversError{what: "no bootstrap server answered"}
 	given := map[string]bool{} // addresses whose error retrying cannot cure
@@ -45,6 +46,10 @@ func (c *Client) bootstrapCluster(ctx context.Context) error {
 				continue
 			}
 			conn, err := c.conn(ctx, addr)
+			// A Fluss server answers its first request at once, even
+			// while it starts: an address the user gave that does not
+			// is another kind of server.
+			err = wire.NotFlussIfUnanswered(err)
 			if err == nil {
 				if _, err = c.metadataFrom(ctx, conn, &pb.MetadataRequest{}); err == nil {
 					return nil

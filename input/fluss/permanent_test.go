@@ -9,9 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -194,47 +191,12 @@ func TestIntegrationWaitsForTable(t *testing.T) {
 	}
 }
 
-// The binary: a missing table ends `fluss-iggy run` within seconds, with a
-// non-zero exit and the reason on its last line.
+// The binary: a missing table ends `fluss-iggy run` within seconds, with
+// exit code 1 and the reason on its last line.
 func TestIntegrationBinaryStopsOnMissingTable(t *testing.T) {
 	boot, _ := cluster(t)
-	bin := binary(t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "missing.yaml")
-	yaml := fmt.Sprintf(`http: { enabled: false }
-input:
-  fluss:
-    bootstrap_servers: [ %q ]
-    database: %s
-    table: no_table_here
-    checkpoint_cache: offs
-output:
-  drop: {}
-cache_resources:
-  - label: offs
-    memory: {}
-`, boot, testDB.name)
-	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	start := time.Now()
-	out, err := exec.CommandContext(ctx, bin, "run", conf).CombinedOutput()
-	took := time.Since(start)
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
-		t.Fatalf("fluss-iggy run: %v after %v\n%s", err, took, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	want := fmt.Sprintf(`fluss-iggy: stopped: field table: table "no_table_here" does not exist in database %q; create it, or set wait_for_table: true to wait for it`, testDB.name)
-	if last := lines[len(lines)-1]; last != want {
-		t.Errorf("last line\n%s\nwant\n%s\noutput:\n%s", last, want, out)
-	}
-	if took > permanentWithin+5*time.Second {
-		t.Errorf("took %v", took)
-	}
-	t.Logf("exit %d after %v: %s", ee.ExitCode(), took.Round(time.Millisecond), lines[len(lines)-1])
+	checkBinaryStops(t, boot, testDB.name, "no_table_here", want)
 }
 
 // fakeFlussServer answers ApiVersions with an empty list and every other

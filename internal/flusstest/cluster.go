@@ -49,6 +49,8 @@ type Cluster struct {
 	// PlaintextBootstrap is, for a SASL cluster, a listener without
 	// authentication (the servers' internal one); empty otherwise.
 	PlaintextBootstrap string
+	// ZooKeeper is the address of the cluster's ZooKeeper, "127.0.0.1:PORT".
+	ZooKeeper string
 	// Username and Password are a SASL/PLAIN user of a SASL cluster.
 	Username, Password string
 	// Dir is the cluster directory (configuration, data, logs, pid files);
@@ -126,6 +128,7 @@ func startCluster(opts Options) (*Cluster, error) {
 	c := &Cluster{
 		Bootstrap:          env["FLUSS_BOOTSTRAP"],
 		PlaintextBootstrap: env["FLUSS_PLAINTEXT_BOOTSTRAP"],
+		ZooKeeper:          env["FLUSS_ZOOKEEPER"],
 		Username:           env["FLUSS_SASL_USERNAME"],
 		Password:           env["FLUSS_SASL_PASSWORD"],
 		Dir:                dir,

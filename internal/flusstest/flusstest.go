@@ -49,6 +49,11 @@ const EnvBootstrap = "FLUSS_BOOTSTRAP"
 // the release scripts/fluss-cluster.sh starts by default.
 const EnvVersion = "FLUSS_VERSION"
 
+// EnvZooKeeper names the environment variable with the ZooKeeper address
+// ("host:port") of the cluster at FLUSS_BOOTSTRAP; scripts/fluss-cluster.sh
+// writes it to cluster.env beside FLUSS_BOOTSTRAP.
+const EnvZooKeeper = "FLUSS_ZOOKEEPER"
+
 // shared is the cluster of the test binary, started on first use.
 var shared struct {
 	mu        sync.Mutex
@@ -94,6 +99,27 @@ func Require(t testing.TB) string {
 	addr, err := sharedBootstrap()
 	if err != nil {
 		failOrSkip(t, err)
+	}
+	return addr
+}
+
+// ZooKeeper returns the ZooKeeper address of the shared cluster (the one
+// [Require] returns the bootstrap address of), for tests of what a client
+// does with a port that is not Fluss's: $FLUSS_ZOOKEEPER when FLUSS_BOOTSTRAP
+// names an outside cluster, else that of the cluster started here. It fails
+// the test when there is none (or skips it, outside CI).
+func ZooKeeper(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	shared.mu.Lock()
+	c := shared.cluster
+	shared.mu.Unlock()
+	if c != nil && c.ZooKeeper != "" {
+		return c.ZooKeeper
+	}
+	addr := strings.TrimSpace(os.Getenv(EnvZooKeeper))
+	if addr == "" {
+		failOrSkip(t, &UnavailableError{Reason: EnvBootstrap + " is set but " + EnvZooKeeper + " is not (export both lines of the cluster's cluster.env)"})
 	}
 	return addr
 }

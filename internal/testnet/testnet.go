@@ -45,3 +45,16 @@ func Silent(t testing.TB) string {
 	})
 	return ln.Addr().String()
 }
+
+// Closed returns an address on 127.0.0.1 that nothing listens on: a port
+// that was free a moment ago, so a dial is refused.
+func Closed(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}

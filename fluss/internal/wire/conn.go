@@ -43,8 +43,11 @@ import (
 const (
 	DefaultDialTimeout    = 10 * time.Second
 	DefaultRequestTimeout = 30 * time.Second
-	DefaultClientName     = "fluss-iggy"
-	DefaultClientVersion  = "0.1.0"
+	// DefaultHandshakeTimeout is how long the first request waits for its
+	// answer (a Fluss server answers ApiVersions in milliseconds).
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultClientName       = "fluss-iggy"
+	DefaultClientVersion    = "0.1.0"
 )
 
 // SASLPlain holds SASL/PLAIN credentials.
@@ -61,6 +64,11 @@ type Config struct {
 	// DialTimeout bounds the TCP dial plus the handshake (ApiVersions and
 	// authentication).
 	DialTimeout time.Duration
+	// HandshakeTimeout is how long the first request (ApiVersions) waits
+	// for its answer, within DialTimeout. A peer that stays silent that
+	// long, or closes the connection instead, fails the dial with
+	// ErrNoAnswer.
+	HandshakeTimeout time.Duration
 	// RequestTimeout is the default time to wait for a response; a call can
 	// override it with WithTimeout. The earlier of it and the context's
 	// deadline applies.
@@ -92,6 +100,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.DialTimeout <= 0 {
 		out.DialTimeout = DefaultDialTimeout
+	}
+	if out.HandshakeTimeout <= 0 {
+		out.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if out.RequestTimeout <= 0 {
 		out.RequestTimeout = DefaultRequestTimeout
@@ -140,24 +151,29 @@ type Conn struct {
 
 // Dial connects to addr, performs the ApiVersions handshake and, when
 // configured, SASL/PLAIN authentication. The dial and handshake are bounded
-// by cfg.DialTimeout and by ctx.
+// by cfg.DialTimeout and by ctx, the wait for the first answer by
+// cfg.HandshakeTimeout too: a peer that does not answer it fails the dial
+// with ErrNoAnswer.
 func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	cfg = cfg.withDefaults()
-	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 
-	nc, err := cfg.Dial(ctx, "tcp", addr)
+	nc, err := cfg.Dial(dctx, "tcp", addr)
 	if err != nil {
 		return nil, &ConnError{Addr: addr, Op: "dial", Err: err}
 	}
 	c := newConn(addr, nc, cfg)
-	if err := c.handshake(ctx); err != nil {
-		c.fail(&ConnError{Addr: addr, Op: "handshake", Err: err})
-		var ce *ConnError
-		if errors.As(err, &ce) {
-			return nil, err
+	if err := c.handshake(dctx); err != nil {
+		if perr := ctx.Err(); perr != nil && errors.Is(err, ErrNoAnswer) {
+			err = perr // the caller gave up, not the server
 		}
-		return nil, &ConnError{Addr: addr, Op: "handshake", Err: err}
+		var ce *ConnError
+		if !errors.As(err, &ce) || errors.Is(err, ErrNoAnswer) {
+			err = &ConnError{Addr: addr, Op: "handshake", Err: err}
+		}
+		c.fail(err)
+		return nil, err
 	}
 	return c, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
@@ -34,6 +35,9 @@ func (e *ConnError) Error() string {
 	// Our own errors inside the cause start with "fluss: " too: once is
 	// enough.
 	cause := strings.ReplaceAll(strings.TrimPrefix(e.Err.Error(), "fluss: "), ": fluss: ", ": ")
+	if e.Op == "dial" && errors.Is(e.Err, syscall.ECONNREFUSED) {
+		cause += connRefusedHint
+	}
 	switch {
 	case errors.Is(e.Err, ErrNotFluss):
 		return fmt.Sprintf("fluss: %s %s", e.Addr, cause)
@@ -115,19 +119,66 @@ var ErrNotFluss = errors.New("did not answer as a Fluss server")
 // the frame error it caused.
 type notFlussError struct {
 	answer []byte
-	cause  error // ErrFrameTooLarge or ErrMalformedFrame
+	cause  error // ErrFrameTooLarge, ErrMalformedFrame or a *noAnswerError
 }
 
 // Error implements error.
 func (e *notFlussError) Error() string {
-	if len(e.answer) == 0 {
+	var na *noAnswerError
+	switch {
+	case errors.As(e.cause, &na):
+		return fmt.Sprintf("%v: %v; is it ZooKeeper's or Iggy's port?", ErrNotFluss, na)
+	case len(e.answer) == 0:
 		return ErrNotFluss.Error()
 	}
 	return fmt.Sprintf("%v (its answer starts with %q)", ErrNotFluss, e.answer)
 }
 
-// Unwrap returns ErrNotFluss and the frame error.
+// Unwrap returns ErrNotFluss and the frame error or the ErrNoAnswer.
 func (e *notFlussError) Unwrap() []error { return []error{ErrNotFluss, e.cause} }
 
 // answerPrefixLen is the most of a foreign server's answer an error quotes.
 const answerPrefixLen = 64
+
+// ErrNoAnswer is wrapped by the error of a connection whose peer closed or
+// reset it, or sent nothing for the handshake time, instead of answering
+// the first request (ApiVersions), which a Fluss server always answers.
+// ZooKeeper closes the connection on it; an Iggy server reads its length
+// as hundreds of megabytes and waits for the rest. A server the cluster's
+// metadata names may simply be going down, so on its own it is retriable;
+// at an address the user gave, NotFlussIfUnanswered makes it the verdict
+// that the address is not a Fluss server.
+var ErrNoAnswer = errors.New("no answer to the first request")
+
+// noAnswerError is ErrNoAnswer with how the peer failed to answer.
+type noAnswerError struct {
+	how   string // "closed the connection", "sent nothing within 5s", …
+	cause error  // the read error or the timeout
+}
+
+// Error implements error.
+func (e *noAnswerError) Error() string {
+	return fmt.Sprintf("it %s instead of answering %s", e.how, APIVersions)
+}
+
+// Unwrap returns ErrNoAnswer and the read error or timeout.
+func (e *noAnswerError) Unwrap() []error { return []error{ErrNoAnswer, e.cause} }
+
+// NotFlussIfUnanswered turns the error of a dial whose first request went
+// unanswered (ErrNoAnswer) into the verdict that the address is not a
+// Fluss server (ErrNotFluss, not retriable), naming the usual suspects.
+// Callers use it for the addresses a user gave, where a Fluss server that
+// is merely starting refuses connections instead. Other errors are
+// returned unchanged.
+func NotFlussIfUnanswered(err error) error {
+	var ce *ConnError
+	var na *noAnswerError
+	if !errors.As(err, &ce) || !errors.As(ce.Err, &na) {
+		return err
+	}
+	return &ConnError{Addr: ce.Addr, Op: ce.Op, Err: &notFlussError{cause: na}}
+}
+
+// connRefusedHint follows a refused dial: the port is closed, which is
+// what a Fluss server that is still starting looks like too.
+const connRefusedHint = "; nothing listens there (is Fluss still starting?)"

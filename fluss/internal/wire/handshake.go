@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -36,8 +38,9 @@ func (c *Conn) handshake(ctx context.Context) error {
 		ClientSoftwareVersion: proto.String(c.cfg.ClientVersion),
 	}
 	var resp pb.ApiVersionsResponse
-	if err := c.Call(ctx, APIVersions, req, &resp, WithVersion(0)); err != nil {
-		return err // it names the request or the connection's failure
+	start := time.Now()
+	if err := c.Call(ctx, APIVersions, req, &resp, WithVersion(0), WithTimeout(c.cfg.HandshakeTimeout)); err != nil {
+		return unanswered(err, time.Since(start)) // it names the request or the connection's failure
 	}
 	versions := make(map[APIKey]versionRange, len(resp.GetApiVersions()))
 	for _, v := range resp.GetApiVersions() {
@@ -58,6 +61,28 @@ func (c *Conn) handshake(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// unanswered returns the failure of the first request, ApiVersions, as an
+// ErrNoAnswer when the peer closed or reset the connection or sent nothing
+// for waited (the handshake time, or what was left of the dial timeout);
+// other failures, an answer that is not a Fluss frame among them, are
+// returned unchanged. A caller whose own context ended replaces the
+// timeout with its context's error (Dial).
+func unanswered(err error, waited time.Duration) error {
+	var te *TimeoutError
+	var ce *ConnError
+	switch {
+	case errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded):
+		return &noAnswerError{how: fmt.Sprintf("sent nothing within %v", waited.Round(100*time.Millisecond)), cause: err}
+	case !errors.As(err, &ce) || ce.Op != "read":
+		return err
+	case errors.Is(err, io.EOF):
+		return &noAnswerError{how: "closed the connection", cause: err}
+	case errors.Is(err, syscall.ECONNRESET):
+		return &noAnswerError{how: "reset the connection", cause: err}
+	}
+	return err
 }
 
 // authenticate runs SASL/PLAIN. Bad credentials (AUTHENTICATE_EXCEPTION) fail
