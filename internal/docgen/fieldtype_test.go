@@ -12,7 +12,7 @@ import (
 // their own); typed fields keep their type.
 func TestFieldType(t *testing.T) {
 	shard := service.TemplateDataPluginField{FullName: "shard", Type: "object",
-		Examples: []any{map[string]any{"index": 0, "count": 2}}}
+		Examples: []any{"not an object", map[string]any{"index": 0, "count": 2}}}
 	for _, c := range []struct {
 		f    service.TemplateDataPluginField
 		want string

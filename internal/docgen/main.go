@@ -519,7 +519,8 @@ func shownValues(f service.TemplateDataPluginField, fields []service.TemplateDat
 			continue
 		}
 		for _, e := range fields[i].Examples {
-			if v, ok := e.(map[string]any)[key]; ok {
+			m, _ := e.(map[string]any)
+			if v, ok := m[key]; ok {
 				out = append(out, v)
 			}
 		}

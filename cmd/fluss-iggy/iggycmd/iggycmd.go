@@ -70,6 +70,9 @@ func runPeek(cc *cli.Context) error {
 	if cc.Int("count") <= 0 {
 		return fmt.Errorf("--count %d: want at least 1", cc.Int("count"))
 	}
+	if cc.Int("partition") < -1 {
+		return fmt.Errorf("--partition %d: want a partition number from 0", cc.Int("partition"))
+	}
 	req := PeekRequest{
 		Stream: cc.String("stream"), Topic: cc.String("topic"), Partition: cc.Int("partition"),
 		Count: cc.Int("count"), From: from,

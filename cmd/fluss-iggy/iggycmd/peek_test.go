@@ -150,6 +150,7 @@ func TestPeekErrors(t *testing.T) {
 		{[]string{"--topic", "t", "--from", "latest-0"}, `--from "latest-0": want earliest, latest, latest-N`},
 		{[]string{"--topic", "t", "--from", "soon"}, `--from "soon"`},
 		{[]string{"--topic", "t", "--count", "0"}, "--count 0: want at least 1"},
+		{[]string{"--topic", "t", "--partition", "-2"}, "--partition -2: want a partition number from 0"},
 		{[]string{"--topic", "t", "--protocol", "0.7"}, `--protocol: "0.7" is not auto, 0.8 or 0.9`},
 	} {
 		_, err := peek(append(conn, c.args...)...)
