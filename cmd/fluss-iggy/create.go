@@ -23,9 +23,11 @@ comma-separated lists of inputs, processors and outputs, divided by slashes:
 When the expression names the fluss input or the iggy output, their blocks are a
 working starting point rather than every field with its example (which would set
 contradicting fields): addresses and names as ${ENV_VAR:default} (set the variables
-or edit the defaults), a bbolt checkpoint cache for the fluss input, and topics
-created on demand. The config lints as printed. Other expressions print Benthos's
-config with every field (--small: only the main, non-advanced ones).`
+or edit the defaults; the fluss input reads demo.orders unless told otherwise), a
+bbolt checkpoint cache for the fluss input in a file of its own (state/pipeline.db,
+not the shipped example's), and topics created on demand. The config lints as
+printed. Other expressions print Benthos's config with every field (--small: only
+the main, non-advanced ones).`
 
 // createCommand returns `create`, which replaces Benthos's: an expression
 // naming the fluss input or the iggy output gets a config that lints and

@@ -159,3 +159,21 @@ func TestPeekErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekEnvDefaults: the address, user, password and stream come from
+// the variables our configs use when no flag gives them.
+func TestPeekEnvDefaults(t *testing.T) {
+	addr := fill(t, iggytest.Version09)
+	t.Setenv("IGGY_TCP_ADDRESS", addr)
+	t.Setenv("IGGY_USERNAME", "iggy")
+	t.Setenv("IGGY_PASSWORD", "iggy")
+	t.Setenv("IGGY_STREAM", "s")
+	out, err := peek("--topic", "t", "--partition", "1")
+	if err != nil || !strings.Contains(out, "at "+addr+`: stream "s" topic "t"`) || fmt.Sprint(offsets(out)) != "[1:0]" {
+		t.Errorf("with the variables: %v\n%s", err, out)
+	}
+	t.Setenv("IGGY_PASSWORD", "wrong")
+	if _, err := peek("--topic", "t"); !iggy.IsLoginRejected(err) {
+		t.Errorf("IGGY_PASSWORD=wrong: %v, want a refused login", err)
+	}
+}
