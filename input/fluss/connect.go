@@ -14,8 +14,16 @@ import (
 // Connect loads the checkpoint (once), connects to the cluster, works out
 // where every bucket starts and starts the worker. A failure no retry cures
 // stops the pipeline; others are returned with a growing back-off so the
-// engine retries without flooding the log (see connectFailed).
+// engine retries without flooding the log (see connectFailed). Called
+// while the connection is up, after a read the stall interrupted, it
+// reports the stall (see stallWatch).
 func (in *input) Connect(ctx context.Context) error {
+	in.mu.Lock()
+	up := in.conn != nil && !in.closed
+	in.mu.Unlock()
+	if up {
+		return in.stall.hold(ctx, in.tablePath(), in.readHasWork)
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.closed {
@@ -69,6 +77,7 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 	if err != nil {
 		return nil, err
 	}
+	resumed := in.loadedOffsets(info)
 	plan, parts, err := in.planBuckets(ctx, client, info)
 	if err != nil {
 		return nil, err
@@ -93,9 +102,12 @@ func (in *input) connectLocked(ctx context.Context) (_ *connection, err error) {
 			return nil, fmt.Errorf("writing the chosen KV snapshots to the checkpoint of table %s: %w", in.tablePath(), err)
 		}
 	}
+	first := !in.started
 	in.started = true
 	bounded := in.startProgressLocked(plan)
 	in.log.Infof("Reading Fluss table %s (id %d, %s) from %d bucket(s)%s", in.tablePath(), info.TableID, tableKind(info), len(w.produced), bounded)
+	in.logStarts(plan, first, resumed)
+	in.startMonitorLocked()
 	go w.run()
 	return w.c, nil
 }

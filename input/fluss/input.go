@@ -69,6 +69,10 @@ type input struct {
 	cp      *checkpointer
 	assign  assigner
 	gate    *orderGate
+	stall   *stallWatch
+	// retryPending reports whether a nacked batch waits to be delivered
+	// again (auto_replay_nacks; nil without).
+	retryPending func() bool
 
 	mu              sync.Mutex
 	conn            *connection
@@ -76,6 +80,7 @@ type input struct {
 	loaded          *checkpointValue    // value read from the cache (nil: none)
 	endOffsets      map[bucketKey]int64 // end_at: latest
 	progress        *progress           // end_at: latest, from the first start
+	monitoring      bool                // the monitor runs (monitor.go)
 	connectFailures int                 // consecutive failed Connects
 	flushStop       chan struct{}       // closed to stop the flusher
 	flushDone       chan struct{}       // closed when the flusher returned
@@ -96,6 +101,10 @@ func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*inpu
 	if err != nil {
 		return nil, err
 	}
+	stallTimeout, err := parseStallTimeout(pc)
+	if err != nil {
+		return nil, err
+	}
 	if !mgr.HasCache(conf.checkpointCache) {
 		return nil, fmt.Errorf("field %s: cache resource %q is not defined; it usually comes from a resource file: fluss-iggy run -r config/resources/bbolt.yaml <config> (or add it under cache_resources)", fiFieldCheckpointCache, conf.checkpointCache)
 	}
@@ -108,8 +117,10 @@ func newInputFromParsed(pc *service.ParsedConfig, mgr *service.Resources) (*inpu
 		cp:      newCheckpointer(conf.checkpointLimit),
 		assign:  newAssigner(conf),
 		gate:    newOrderGate(conf.orderByBucket, maxHeldUnits),
+		stall:   newStallWatch(stallTimeout),
 		hw:      map[bucketKey]int64{},
 	}
+	exportShardCount(mgr.Metrics(), conf.shardCount)
 	if !conf.batching.IsNoop() {
 		if in.batcher, err = conf.batching.NewBatcher(mgr); err != nil {
 			return nil, fmt.Errorf("field %s: %w", fiFieldBatching, err)
@@ -155,7 +166,9 @@ func (in *input) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 }
 
 // read returns the next batch of rows, blocking until one is available, a
-// checkpoint_limit slot is free, or ctx ends.
+// checkpoint_limit slot is free, or ctx ends. A read that waits while the
+// input is stalled ends with ErrNotConnected, keeping the connection (see
+// stallWatch).
 func (in *input) read(ctx context.Context) (service.MessageBatch, *sent, error) {
 	in.mu.Lock()
 	c := in.conn
@@ -163,9 +176,27 @@ func (in *input) read(ctx context.Context) (service.MessageBatch, *sent, error) 
 	if c == nil {
 		return nil, nil, service.ErrNotConnected
 	}
+	wctx, cancel := in.stall.watchRead(ctx)
+	var (
+		batch service.MessageBatch
+		s     *sent
+		err   error
+	)
 	if in.batcher != nil {
-		return in.readBatched(ctx, c)
+		batch, s, err = in.readBatched(ctx, wctx, c)
+	} else {
+		batch, s, err = in.readOne(wctx, c)
 	}
+	in.stall.readDone(cancel)
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		return nil, nil, service.ErrNotConnected // interrupted by a stall
+	}
+	return batch, s, err
+}
+
+// readOne returns the next unit's rows as a batch (without a batching
+// policy).
+func (in *input) readOne(ctx context.Context, c *connection) (service.MessageBatch, *sent, error) {
 	if err := in.acquire(ctx, c); err != nil {
 		return nil, nil, in.readError(c, err)
 	}
@@ -192,10 +223,12 @@ func (in *input) read(ctx context.Context) (service.MessageBatch, *sent, error) 
 	}
 }
 
-// readBatched gathers units into batches with the batching policy.
-func (in *input) readBatched(ctx context.Context, c *connection) (service.MessageBatch, *sent, error) {
+// readBatched gathers units into batches with the batching policy. It
+// waits with wctx (see stallWatch) while the batch being gathered is empty,
+// with ctx once it holds rows: they go out when the policy says.
+func (in *input) readBatched(ctx, wctx context.Context, c *connection) (service.MessageBatch, *sent, error) {
 	if in.partial == nil {
-		if err := in.acquire(ctx, c); err != nil {
+		if err := in.acquire(wctx, c); err != nil {
 			return nil, nil, in.readError(c, err)
 		}
 		in.partial = &partialBatch{fl: &flight{}}
@@ -209,7 +242,11 @@ func (in *input) readBatched(ctx context.Context, c *connection) (service.Messag
 			timer = time.NewTimer(d)
 			timeout = timer.C
 		}
-		u, err := in.nextUnit(ctx, c, timeout)
+		waitCtx := wctx
+		if len(in.partial.entries) > 0 {
+			waitCtx = ctx
+		}
+		u, err := in.nextUnit(waitCtx, c, timeout)
 		if timer != nil {
 			timer.Stop()
 		}
@@ -256,7 +293,7 @@ func (in *input) readBatched(ctx context.Context, c *connection) (service.Messag
 		if len(batch) == 0 {
 			// The batch processors dropped everything: done.
 			in.settle(s, nil)
-			if err := in.acquire(ctx, c); err != nil {
+			if err := in.acquire(wctx, c); err != nil {
 				return nil, nil, in.readError(c, err)
 			}
 			in.partial = &partialBatch{fl: &flight{}}

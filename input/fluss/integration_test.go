@@ -822,35 +822,15 @@ func TestIntegrationMetrics(t *testing.T) {
 	java(t, "append", table, "--rows", "100")
 	latest := latestOffsets(t, c, table, fluss.NoPartition)
 
-	m := &testMetrics{values: map[string]int64{}}
-	env := service.NewEnvironment()
-	if err := env.RegisterMetricsExporter("test_metrics", service.NewConfigSpec(), func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) {
-		return m, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	b := env.NewStreamBuilder()
+	b, m := metricsStream(t, inputYAML(boot, table, ""))
 	_ = b.SetLoggerYAML("level: warn")
-	if err := b.SetMetricsYAML("test_metrics: {}"); err != nil {
-		t.Fatal(err)
-	}
-	_ = b.AddCacheYAML("label: offs\nmemory: {}\n")
-	if err := b.AddInputYAML(inputYAML(boot, table, "")); err != nil {
-		t.Fatal(err)
-	}
 	var n atomic.Int64
 	_ = b.AddBatchConsumerFunc(func(_ context.Context, mb service.MessageBatch) error {
 		n.Add(int64(len(mb)))
 		return nil
 	})
-	s, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	s, errc, cancel := startStream(t, b)
 	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- s.Run(ctx) }()
 	waitFor(t, "100 rows", func() bool { return n.Load() >= 100 })
 	defer func() {
 		if t.Failed() {

@@ -97,6 +97,7 @@ var fieldChecks = map[string]func(any) error{
 	fiFieldCheckpointKey:      onString(checkCheckpointKey),
 	fiFieldCheckpointLimit:    numberCheck(fiFieldCheckpointLimit, 1, maxCheckpointLimit),
 	fiFieldAutoReplayNacks:    func(v any) error { _, err := checkBool(fiFieldAutoReplayNacks, v); return err },
+	fiFieldStallTimeout:       durationCheck(fiFieldStallTimeout, true),
 	fiFieldFetchMaxBytes:      numberCheck(fiFieldFetchMaxBytes, 1, maxInt32),
 	fiFieldFetchMaxBucketByte: numberCheck(fiFieldFetchMaxBucketByte, 1, maxInt32),
 	fiFieldFetchMaxWait:       durationCheck(fiFieldFetchMaxWait, true),

@@ -17,6 +17,8 @@ const (
 	metricLag         = "fluss_input_lag"
 	metricCommitted   = "fluss_input_committed_offset"
 	metricFetch       = "fluss_input_fetch_latency_ns"
+	metricStalled     = "fluss_input_stalled"
+	metricShardCount  = "fluss_input_shard_count"
 )
 
 // inputMetrics are the input's own metrics (Benthos adds label and path).
@@ -28,6 +30,7 @@ type inputMetrics struct {
 	lag       *service.MetricGauge   // high watermark - committed offset, per bucket
 	committed *service.MetricGauge   // committed (written) offset, per bucket
 	fetch     *service.MetricTimer   // FetchLog round trips, per tablet server
+	stalled   *service.MetricGauge   // 1 while the input is stalled (stall_timeout), else 0
 }
 
 func newInputMetrics(m *service.Metrics) *inputMetrics {
@@ -39,6 +42,16 @@ func newInputMetrics(m *service.Metrics) *inputMetrics {
 		lag:       m.NewGauge(metricLag, "partition", "bucket"),
 		committed: m.NewGauge(metricCommitted, "partition", "bucket"),
 		fetch:     m.NewTimer(metricFetch, "server"),
+		stalled:   m.NewGauge(metricStalled),
+	}
+}
+
+// exportShardCount exports shard.count (only a sharded input has the
+// series): an alert that counts the instances reporting it against the
+// value spots a shard that is down.
+func exportShardCount(m *service.Metrics, count int) {
+	if count > 0 {
+		m.NewGauge(metricShardCount).Set(int64(count))
 	}
 }
 

@@ -102,7 +102,18 @@ type replayer struct {
 }
 
 func newReplayer(in *input) *replayer {
-	return &replayer{in: in, wake: make(chan struct{}, 1)}
+	r := &replayer{in: in, wake: make(chan struct{}, 1)}
+	if in != nil {
+		in.retryPending = r.hasRetries // a stalled Connect lets ReadBatch deliver it
+	}
+	return r
+}
+
+// hasRetries reports whether a nacked batch waits to go out again.
+func (r *replayer) hasRetries() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.retries) > 0
 }
 
 // Connect connects the input.

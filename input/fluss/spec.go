@@ -220,7 +220,25 @@ wait before the next, which doubles up to 30 seconds.
 - ` + "`fluss_input_committed_offset`" + ` (labels ` + "`partition`" + `, ` + "`bucket`" + `): the position last written to the cache.
 - ` + "`fluss_input_lag`" + ` (labels ` + "`partition`" + `, ` + "`bucket`" + `): the bucket's high watermark minus that position.
 - ` + "`fluss_input_skipped_rows`" + `: rows skipped after a nack with ` + "`auto_replay_nacks: false`" + `.
+- ` + "`fluss_input_stalled`" + `: 1 while the input is stalled (see ` + "`stall_timeout`" + `), else 0.
+- ` + "`fluss_input_shard_count`" + `: ` + "`shard.count`" + `, exported only with ` + "`shard`" + `: fewer instances reporting it than its value means a shard is missing.
 - ` + "`fluss_input_fetch_latency_ns`" + ` (timer, label ` + "`server`" + `: the tablet server id): the time of each fetch request to a tablet server, from sending it to receiving its answer; it includes the time the server holds a fetch waiting for data (up to ` + "`fetch_max_wait`" + `), so an idle table shows about ` + "`fetch_max_wait`" + `. Failed requests are not counted.
+
+=== Logs and readiness
+
+At start the input logs where each bucket starts and why: ` + "`Resuming table shop.orders bucket 2 at offset 1,234 (checkpoint)`" + `, or
+` + "`Starting … (start_offset: earliest)`" + ` (with more than 16 buckets, one summary line, and the buckets' lines at debug level).
+A streaming run (without ` + "`end_at`" + `) logs every 30 seconds the rows delivered since the last line, their rate and the
+total lag, unless all three are 0, and once ` + "`Caught up with table …`" + ` when every bucket's committed offset has reached
+the high watermark first seen for it (again after each stall).
+
+A stall is no committed offset moving for ` + "`stall_timeout`" + ` while rows wait (lag above 0): the input logs a warning
+naming the table, the lag and since when, sets ` + "`fluss_input_stalled`" + ` to 1, and Benthos's ` + "`/ready`" + ` answers 503 with the
+reason as the input's error, until rows are acknowledged again (it logs that too). Reading and acknowledging go on all the
+while. ` + "`/ready`" + ` can only change while the engine waits in the input (for rows from Fluss, for a free
+` + "`checkpoint_limit`" + ` slot, for a nacked batch): when the output blocks with more batches allowed by ` + "`checkpoint_limit`" + `
+than the pipeline holds, the engine waits to hand a batch to the pipeline instead, and only the metric and the warning
+report the stall.
 
 === Sharing a table
 

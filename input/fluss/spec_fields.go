@@ -197,6 +197,7 @@ func checkpointFields() []*service.ConfigField {
 			Description("`true` or `false`. Whether a batch the output rejects (nacks) is delivered again, as often as it takes (after the second attempt with a pause growing from 1 ms to 1 s), which holds its rows and, under `ordering: bucket`, its buckets back until it succeeds: a persistent failure becomes back pressure. The input builds the batch again from the Arrow record batches it keeps until the batch is acknowledged, so the pipeline may change messages in place. With `false` the rows of a nacked batch are skipped with a warning and counted in `fluss_input_skipped_rows`, and the record batches are let go as soon as their messages are built.").
 			Default(true).
 			LintRule(lintRule(fiFieldAutoReplayNacks)),
+		stallTimeoutField(),
 		service.NewBatchPolicyField(fiFieldBatching).
 			Description("Optionally groups messages into larger batches before they enter the pipeline. Without it every batch holds the rows of one Fluss record batch (at most `max_batch_rows`)."),
 	}
