@@ -13,25 +13,36 @@ import (
 // level; above it one summary line is, and the buckets' lines at debug.
 const startLinesMax = 16
 
-// loadedOffsets returns, on the first start, the positions of the value
-// under checkpoint_key when planning will use them (same table id, parsed);
-// nil otherwise.
-func (in *input) loadedOffsets(info *fluss.TableInfo) map[bucketKey]int64 {
+// loadedStart is what the first start's plan takes from the value under
+// checkpoint_key, for the start lines.
+type loadedStart struct {
+	offsets map[bucketKey]int64 // its positions, when planning uses them
+	policy  bool                // it cannot be used: on_unresumable_offset applies
+}
+
+// loadedOffsets returns, before the first start's plan, what it takes from
+// the value under checkpoint_key.
+func (in *input) loadedOffsets(info *fluss.TableInfo) loadedStart {
 	v := in.loaded
-	if in.started || v == nil || v.unresumable || v.TableID != info.TableID {
-		return nil
+	switch {
+	case in.started || v == nil:
+		return loadedStart{}
+	case v.unresumable || v.TableID != info.TableID:
+		// A sharded input ignores it (its per-bucket keys hold the
+		// positions).
+		return loadedStart{policy: !in.store.perBucket}
 	}
 	out := make(map[bucketKey]int64, len(v.Buckets))
 	for _, b := range v.Buckets {
 		out[b.key()] = b.Offset
 	}
-	return out
+	return loadedStart{offsets: out}
 }
 
 // logStarts logs where each planned bucket starts and why. resumed holds
 // the positions of checkpoint_key's value (loadedOffsets). On a reconnect
 // the buckets continue from their read positions: debug lines only.
-func (in *input) logStarts(plan []plannedBucket, first bool, resumed map[bucketKey]int64) {
+func (in *input) logStarts(plan []plannedBucket, first bool, resumed loadedStart) {
 	if len(plan) == 0 {
 		return
 	}
@@ -78,7 +89,7 @@ func startPoint(pb plannedBucket) string {
 
 // startReason returns the verb of a bucket's start line (Resuming from a
 // stored position, else Starting) and where its position came from.
-func (in *input) startReason(pb plannedBucket, first bool, resumed map[bucketKey]int64) (string, string) {
+func (in *input) startReason(pb plannedBucket, first bool, resumed loadedStart) (string, string) {
 	switch {
 	case !first:
 		return "Resuming", "read position"
@@ -87,17 +98,18 @@ func (in *input) startReason(pb plannedBucket, first bool, resumed map[bucketKey
 	case pb.snap != nil:
 		return "Starting", fiFieldStartOffset + ": " + startSnapshot
 	}
-	if off, ok := resumed[pb.key]; ok && off == pb.offset {
+	if off, ok := resumed.offsets[pb.key]; ok && off == pb.offset {
 		return "Resuming", "checkpoint"
 	}
-	if v := in.loaded; v != nil && !v.unresumable && v.TableID != 0 && resumed == nil {
-		// The value belongs to another table id: every bucket starts by
-		// the policy (a warning said so).
+	if resumed.policy {
+		// The value is corrupt or belongs to another table id: every
+		// bucket starts by the policy (a warning said so).
 		return "Starting", fiFieldOnUnresumable + ": " + in.conf.onUnresumable
 	}
-	if in.store.perBucket || len(resumed) > 0 {
-		// A per-bucket key (of a sharded run) or the log's bounds may
-		// have set it; planning does not say which.
+	if in.store.perBucket || len(resumed.offsets) > 0 {
+		// A per-bucket key or on_unresumable_offset (the position left
+		// the log: a warning said so) may have set it; the plan does not
+		// say which.
 		return "Starting", "checkpoint or " + in.startModeText()
 	}
 	return "Starting", in.startModeText()
