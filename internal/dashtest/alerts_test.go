@@ -146,7 +146,6 @@ func alertMetrics(t *testing.T) []string {
 // TestDashboardAgainstPrometheus do not export, with the reason.
 var notLiveAlertMetrics = map[string]string{
 	"fluss_input_shard_count": "exported by sharded instances only; the test's pipelines are not sharded",
-	"fluss_input_stalled":     "the stall gauge of issue #28, not exported yet by the input",
 }
 
 // checkAlertMetrics: every metric the alert rules read is one the running
