@@ -158,6 +158,7 @@ func selectionFields() []*service.ConfigField {
 		service.NewObjectField(fiFieldShard,
 			service.NewAnyField(fiFieldShardIndex).
 				Description("The number of this instance, a whole number from 0 to `count` - 1, or a name ending in `-<number>` that gives it: a StatefulSet's pod name (`${POD_NAME}` from the downward API; `fluss-iggy-2` is shard 2), so that each pod's ordinal is its shard (see `deploy/kubernetes`).").
+				Example(0).Example("fluss-iggy-2").
 				LintRule(lintRule(shardIndexPath)),
 			service.NewAnyField(fiFieldShardCount).
 				Description("How many instances share the table, a whole number from 1.").
