@@ -75,10 +75,6 @@ func runCheckpoints(cc *cli.Context) error {
 	if key == "" {
 		key = DefaultCheckpointKey(path)
 	}
-	ctx := cc.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	cache, err := OpenCache(files, label)
 	if err != nil {
 		return cli.Exit("fluss: checkpoints: "+err.Error(), 1)
