@@ -494,6 +494,13 @@ func (f *fixture) startPipeline(t *testing.T, config, tableName, stream, stateDi
 		config = filepath.Join(f.root, "config", config)
 	}
 	args = append(args, "-r", filepath.Join(f.root, "config", "resources", "bbolt.yaml"), config)
+	return f.startProcess(t, config, env, args)
+}
+
+// startProcess starts the binary with env and args; when the test ends it
+// is killed if still running, and its last lines are logged if the test
+// failed (what names it there).
+func (f *fixture) startProcess(t *testing.T, what string, env, args []string) *e2e.Proc {
 	p, err := e2e.Start(f.bin, env, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -503,7 +510,7 @@ func (f *fixture) startPipeline(t *testing.T, config, tableName, stream, stateDi
 			p.Kill()
 		}
 		if t.Failed() {
-			t.Logf("output of %s (pid %d), last lines:\n%s", config, p.Pid(), p.Tail(30))
+			t.Logf("output of %s (pid %d), last lines:\n%s", what, p.Pid(), p.Tail(30))
 		}
 	})
 	return p

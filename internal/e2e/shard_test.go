@@ -70,19 +70,7 @@ func (f *fixture) startSharded(t *testing.T, table, stream, redisURL, pod string
 		config = "fluss_to_iggy.yaml"
 	}
 	args = append(args, "-r", filepath.Join(f.root, "config", "resources", "redis.yaml"), filepath.Join(f.root, "config", config))
-	p, err := e2e.Start(f.bin, env, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !p.Exited() {
-			p.Kill()
-		}
-		if t.Failed() {
-			t.Logf("output of %s (%d shards), last lines:\n%s", pod, count, p.Tail(30))
-		}
-	})
-	return p
+	return f.startProcess(t, fmt.Sprintf("%s (%d shards)", pod, count), env, args)
 }
 
 // waitRowsOf waits until the topic holds want messages while every process
