@@ -17,6 +17,7 @@
 #   fluss-cluster.sh fetch
 #   fluss-cluster.sh fetch-s3
 #   fluss-cluster.sh classpath
+#   fluss-cluster.sh diagnose|supervise [--dir DIR]
 #   fluss-cluster.sh help
 #
 # Run `fluss-cluster.sh help` for the details.
@@ -28,6 +29,7 @@
 #   fluss-conf.sh   writing zoo.cfg / log4j2.properties / server.yaml, reading cluster.env
 #   fluss-proc.sh   pid files, signalling and stopping processes, starting the JVMs
 #   fluss-ready.sh  free ports, log-based readiness checks, waiting, log tails
+#   fluss-health.sh diagnose (a failed run's report) and supervise (tablet restarts)
 #   fluss-s3.sh     --remote-storage s3: a SeaweedFS S3 server, bucket, fluss-fs-s3 plugin
 
 set -euo pipefail
@@ -96,6 +98,11 @@ Commands:
   kill-tablet ID [--signal KILL|TERM]   stop one TabletServer (default SIGKILL)
   start-tablet ID                       (re)start TabletServer ID and wait for it
   logs [--lines N]                      print the last N lines (default 50) of every log
+  diagnose      the processes' states, each log's first errors, lifecycle lines and
+                warnings by message, the JVMs' output, disk and memory
+  supervise [--interval S] [--grace S]  until \`down\`, restart a tablet server whose
+                process exited or that the coordinator counts as dead for S
+                seconds (default 60); the coordinator and ZooKeeper are reported only
   fetch         download the jars into the cache and exit
   fetch-s3      build SeaweedFS (weed, minutes) and fetch fluss-fs-s3 into the cache
   classpath     print the fluss-client classpath (downloads the jars if needed)
@@ -139,6 +146,8 @@ source "$LIB_DIR/fluss-fetch.sh"
 source "$LIB_DIR/fluss-conf.sh"
 # shellcheck source=lib/fluss-proc.sh
 source "$LIB_DIR/fluss-proc.sh"
+# shellcheck source=lib/fluss-health.sh
+source "$LIB_DIR/fluss-health.sh"
 # shellcheck source=lib/fluss-ready.sh
 source "$LIB_DIR/fluss-ready.sh"
 # shellcheck source=lib/fluss-s3.sh
@@ -462,6 +471,8 @@ main() {
 	kill-tablet) cmd_kill_tablet "$@" ;;
 	start-tablet) cmd_start_tablet "$@" ;;
 	logs) cmd_logs "$@" ;;
+	diagnose) cmd_diagnose "$@" ;;
+	supervise) cmd_supervise "$@" ;;
 	fetch)
 		fetch_jars
 		log "jars for Fluss $FLUSS_VERSION are in $(version_dir)"

@@ -132,6 +132,7 @@ func TestOwnCluster(t *testing.T) {
 		t.Fatalf("tablet-1 not restarted: old pid %d, new pid %d", pids["tablet-1"], restarted)
 	}
 	pids["tablet-1"] = restarted
+	superviseRestartsTablet(t, c, pids)
 
 	// The official client sees both tablet servers through the SASL listener.
 	c.RunJava(t, "wait-ready", "--tablets", "2")
@@ -158,6 +159,56 @@ func TestOwnCluster(t *testing.T) {
 	if err := c.Stop(); err != nil {
 		t.Errorf("second Stop: %v", err)
 	}
+}
+
+// superviseRestartsTablet runs `fluss-cluster.sh supervise`, kills tablet
+// server 0 as in a crash, and waits for the supervisor to bring it back and
+// say so (supervise.log, and diagnose's report). The supervisor is left
+// running: the caller's Stop must stop it (pids["supervise"]).
+func superviseRestartsTablet(t *testing.T, c *Cluster, pids map[string]int) {
+	t.Helper()
+	out, err := os.Create(filepath.Join(t.TempDir(), "supervise.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup := exec.Command("bash", filepath.Join(c.root, "scripts", "fluss-cluster.sh"), "supervise", "--dir", c.Dir, "--interval", "1")
+	sup.Dir, sup.Stdout, sup.Stderr = c.root, out, out
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = sup.Wait() }()
+	if err := c.KillTabletServer(0); err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(c.Dir, "supervise.log")
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		b, _ := os.ReadFile(logFile)
+		if bytes.Contains(b, []byte("tablet server 0 is back")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			printed, _ := os.ReadFile(out.Name())
+			t.Fatalf("supervise did not restart tablet server 0 within 4 minutes; supervise.log:\n%s\nits output:\n%s", b, printed)
+		}
+	}
+	now := c.Pids()
+	if now["tablet-0"] == pids["tablet-0"] || !ownedProcessAlive(now["tablet-0"], c.Dir) {
+		t.Fatalf("tablet-0 not restarted by supervise: old pid %d, new pid %d", pids["tablet-0"], now["tablet-0"])
+	}
+	report, err := runScript(c.root, nil, commandTimeout, "diagnose", "--dir", c.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"tablet-0 pid " + strconv.Itoa(now["tablet-0"]) + " running",
+		"tablet server 0: its process (pid " + strconv.Itoa(pids["tablet-0"]) + ") has exited; restarting it",
+		"--- coordinator.log:",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("diagnose does not say %q:\n%s", want, report)
+		}
+	}
+	pids["tablet-0"], pids["supervise"] = now["tablet-0"], now["supervise"]
 }
 
 func dial(t *testing.T, addr string) {

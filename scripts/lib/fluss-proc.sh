@@ -43,9 +43,10 @@ ours() {
 	return 1
 }
 
-# process names in stop order: watchdog, tablets, coordinator, zookeeper.
+# process names in stop order: supervise, watchdog, tablets, coordinator, zookeeper.
 process_names() {
 	local names=() f n
+	[[ -f "$CLUSTER_DIR/pids/supervise.pid" ]] && names+=(supervise)
 	[[ -f "$CLUSTER_DIR/pids/watchdog.pid" ]] && names+=(watchdog)
 	for f in "$CLUSTER_DIR"/pids/tablet-*.pid; do
 		[[ -e "$f" ]] || continue
@@ -111,6 +112,11 @@ stop_cluster() {
 		[[ "$name" == watchdog && "$pid" == "$$" ]] && continue
 		case "$name" in
 		watchdog) signal_and_wait KILL 5 "$pid" >/dev/null ;;
+		supervise)
+			# Its process group too: a tablet server restart it may be waiting on.
+			[[ "$pid" == "$$" ]] || { kill -KILL -- "-$pid" 2>/dev/null || true; }
+			signal_and_wait KILL 5 "$pid" >/dev/null
+			;;
 		tablet-*) tablet_pids+=("$pid") ;;
 		*) rest+=("$name:$pid") ;;
 		esac
