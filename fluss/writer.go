@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -30,9 +31,10 @@ import (
 // is applied at most once by this client: its error is then ambiguous.
 
 type writeConfig struct {
-	acks    int32
-	timeout time.Duration
-	mem     memory.Allocator
+	acks             int32
+	timeout          time.Duration
+	mem              memory.Allocator
+	createPartitions bool
 }
 
 // WriteOption configures a Writer.
@@ -46,12 +48,18 @@ func WriteAcks(acks int) WriteOption { return func(c *writeConfig) { c.acks = in
 // request's timeout_ms; default 30s).
 func WriteTimeout(d time.Duration) WriteOption { return func(c *writeConfig) { c.timeout = d } }
 
+// WriteCreatePartitions lets Write create a partition its rows name that
+// does not exist yet (default: such rows fail, naming the partition).
+func WriteCreatePartitions(create bool) WriteOption {
+	return func(c *writeConfig) { c.createPartitions = create }
+}
+
 // WriteAllocator sets the allocator for Arrow's temporary encoding buffers.
 func WriteAllocator(mem memory.Allocator) WriteOption { return func(c *writeConfig) { c.mem = mem } }
 
-// Writer writes to one table. It is safe for concurrent use. It is test and
-// benchmark support (the binary only reads): tests and benchmarks write
-// their tables with it, beside the Java tool.
+// Writer writes to one table. It is safe for concurrent use. The fluss
+// output writes with it (Write); tests and benchmarks write their tables
+// with it too, beside the Java tool.
 type Writer struct {
 	c      *Client
 	info   *TableInfo
@@ -61,10 +69,14 @@ type Writer struct {
 
 	// Primary-key tables.
 	pkCols     []int
-	bucketCols []int // nil: the bucket key is the primary key
+	bucketCols []int // nil: the bucket key is the primary key (or, of a log table, none)
 	encMu      sync.Mutex
 	keyEnc     *records.RowEncoder
-	bucketEnc  *records.RowEncoder
+	bucketEnc  *records.RowEncoder // also of log tables with a bucket key
+
+	// The sticky assigner of log tables without a bucket key.
+	stickyOnce sync.Once
+	sticky     atomic.Uint32
 }
 
 // WriteError is the failure of one bucket of a write.
@@ -115,23 +127,48 @@ func (c *Client) NewWriter(info *TableInfo, opts ...WriteOption) (*Writer, error
 	}
 	w.schema = as
 	if info.HasPrimaryKey() {
-		if w.pkCols, err = info.Schema.ProjectionIndices(info.PrimaryKey); err != nil {
-			return nil, fmt.Errorf("fluss: writer of %s: primary key: %w", info.Path, err)
-		}
-		if w.keyEnc, err = records.NewRowEncoder(as, w.pkCols); err != nil {
-			return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
-		}
-		bk := bucketKey(info)
-		if !equalStrings(bk, info.PrimaryKey) {
-			if w.bucketCols, err = info.Schema.ProjectionIndices(bk); err != nil {
-				return nil, fmt.Errorf("fluss: writer of %s: bucket key: %w", info.Path, err)
-			}
-			if w.bucketEnc, err = records.NewRowEncoder(as, w.bucketCols); err != nil {
-				return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
-			}
-		}
+		err = w.initPrimaryKey()
+	} else {
+		err = w.initLogBucketKey()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
 	}
 	return w, nil
+}
+
+// initPrimaryKey prepares the key encoders of a primary-key table: the
+// primary key's, and the bucket key's when the two differ.
+func (w *Writer) initPrimaryKey() (err error) {
+	info := w.info
+	if w.pkCols, err = info.Schema.ProjectionIndices(info.PrimaryKey); err != nil {
+		return fmt.Errorf("primary key: %w", err)
+	}
+	if w.keyEnc, err = records.NewRowEncoder(w.schema, w.pkCols); err != nil {
+		return err
+	}
+	bk := bucketKey(info)
+	if equalStrings(bk, info.PrimaryKey) {
+		return nil
+	}
+	return w.initBucketEncoder(bk)
+}
+
+// initLogBucketKey prepares the bucket-key encoder of a log table declared
+// with a bucket key; rows of other log tables go to one bucket per write.
+func (w *Writer) initLogBucketKey() error {
+	if d := w.info.Descriptor; d != nil && len(d.BucketKeys) > 0 {
+		return w.initBucketEncoder(d.BucketKeys)
+	}
+	return nil
+}
+
+func (w *Writer) initBucketEncoder(cols []string) (err error) {
+	if w.bucketCols, err = w.info.Schema.ProjectionIndices(cols); err != nil {
+		return fmt.Errorf("bucket key: %w", err)
+	}
+	w.bucketEnc, err = records.NewRowEncoder(w.schema, w.bucketCols)
+	return err
 }
 
 // bucketKey returns the columns a primary-key table is bucketed by: the
