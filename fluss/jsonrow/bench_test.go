@@ -131,3 +131,44 @@ func benchmarkValuesRow(b *testing.B, columns string, rowsOf func(int) [][]any) 
 		}
 	}))/n, "allocs/row")
 }
+
+// BenchmarkDecode reads 4096 JSON rows (the Encoder's output of each
+// benchmark table) back into a record batch; one op = 4096 AppendJSON +
+// NewRecord.
+func BenchmarkDecode(b *testing.B) {
+	b.Run("bench_table", func(b *testing.B) { benchmarkDecode(b, benchTable, benchTableRows) })
+	b.Run("mixed10", func(b *testing.B) { benchmarkDecode(b, mixed10, mixed10Rows) })
+	b.Run("all_types", func(b *testing.B) { benchmarkDecode(b, allTypes, allTypesRows) })
+}
+
+func benchmarkDecode(b *testing.B, columns string, rowsOf func(int) [][]any) {
+	const n = 4096
+	rec, enc, _ := benchBatch(b, columns, rowsOf, n)
+	if err := enc.Bind(rec); err != nil {
+		b.Fatal(err)
+	}
+	lines := make([][]byte, n)
+	var bytes int64
+	for i := range lines {
+		lines[i] = enc.AppendRow(nil, i)
+		bytes += int64(len(lines[i]))
+	}
+	cols, err := types.ParseColumns(columns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rb := newTestBuilder(b, types.MustSchema(cols))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		for _, line := range lines {
+			if err := rb.AppendJSON(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rb.NewRecord().Release()
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(float64(n*b.N)/sec, "rows/s")
+	b.ReportMetric(float64(bytes*int64(b.N))/sec/1e6, "MB/s")
+}
