@@ -201,6 +201,8 @@ var codeNames = map[uint32]string{
 	5006:  "consumer group member not found",
 	5007:  "cannot create consumer group info",
 	5008:  "cannot delete consumer group info",
+	5009:  "consumer group partition not owned (rebalance in progress)",
+	5010:  "too many consumer groups",
 	6000:  "missing base offset retained message batch",
 	6001:  "missing last offset delta retained message batch",
 	6002:  "missing max timestamp retained message batch",

@@ -178,10 +178,19 @@ func (c *Conn) Send(ctx context.Context, b *Batch) ([]Appended, error) {
 	return app, err
 }
 
-// Poll reads messages of one partition.
+// Poll reads messages of one partition, or, with r.Assigned, of the next
+// partition assigned to this connection's consumer group membership.
 func (c *Conn) Poll(ctx context.Context, r *PollRequest) (*Polled, error) {
+	where := fmt.Sprintf("partition %d", r.Partition)
+	if r.Assigned {
+		where = "its assigned partitions"
+	}
+	what := fmt.Sprintf("polling stream %s topic %s %s as %s", r.Stream, r.Topic, where, r.reader())
+	if err := checkPoll(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	var p *Polled
-	err := c.do(ctx, fmt.Sprintf("polling stream %s topic %s partition %d", r.Stream, r.Topic, r.Partition), func() error {
+	err := c.do(ctx, what, func() error {
 		var err error
 		p, err = c.d.poll(&c.w, r)
 		return err

@@ -24,6 +24,17 @@ type dialect interface {
 	send(w *wire, b *Batch) ([]Appended, error)
 	poll(w *wire, r *PollRequest) (*Polled, error)
 	flush(w *wire, stream, topic Identifier, partition uint32, fsync bool) error
+	storeOffset(w *wire, t *offsetTarget, offset uint64) error
+	// getOffset returns the offset reply (decodeOffset), valid until the
+	// next read.
+	getOffset(w *wire, t *offsetTarget) ([]byte, error)
+	deleteOffset(w *wire, t *offsetTarget) error
+	// createGroup and getGroup return the group's bytes (decodeGroup),
+	// valid until the next read; getGroup's are empty when the group does
+	// not exist.
+	createGroup(w *wire, stream, topic Identifier, name string) ([]byte, error)
+	getGroup(w *wire, stream, topic, group Identifier) ([]byte, error)
+	groupOp(w *wire, op groupOp, stream, topic, group Identifier) error
 }
 
 // clientName is how this client introduces itself where the protocol asks.

@@ -35,7 +35,15 @@ const (
 	CodeTopicNameNotFound       uint32 = 2011
 	CodeTopicNameAlreadyExists  uint32 = 2013
 	CodePartitionNotFound       uint32 = 3007
+	CodeConsumerOffsetNotFound  uint32 = 3021 // deleting an offset that is not stored
+	CodeConsumerNotResolved     uint32 = 3022 // 0.8: a group offset of a partition the member does not own
 	CodeUnsupportedOptionKey    uint32 = 4041 // 0.9: a topic or stream option the server does not know
+	CodeInvalidOffset           uint32 = 4100 // an offset past the partition's, or in an empty one
+	// CodeConsumerGroupIDNotFound: the group does not exist (by id or name).
+	CodeConsumerGroupIDNotFound        uint32 = 5000
+	CodeConsumerGroupNameAlreadyExists uint32 = 5004
+	CodeConsumerGroupMemberNotFound    uint32 = 5006 // the connection is not a member
+	CodeConsumerGroupPartitionNotOwned uint32 = 5009 // 0.9: the member polled a partition it does not own
 )
 
 func (e *ServerError) Error() string {

@@ -226,24 +226,40 @@ type TopicSpec struct {
 	Durability Durability
 }
 
-// Polling strategies.
+// PollStrategy says where a poll starts reading a partition.
+type PollStrategy uint8
+
+// Polling strategies (the same numbers in 0.8 and 0.9).
 const (
-	PollOffset    uint8 = 1
-	PollTimestamp uint8 = 2
-	PollFirst     uint8 = 3
-	PollLast      uint8 = 4
-	PollNext      uint8 = 5
+	PollOffset    PollStrategy = 1 // from PollRequest.Value
+	PollTimestamp PollStrategy = 2 // from the first message at or after Value (µs)
+	PollFirst     PollStrategy = 3 // from the oldest message kept
+	PollLast      PollStrategy = 4 // the newest Count messages
+	PollNext      PollStrategy = 5 // after the consumer's stored offset, else from the oldest
 )
 
-// PollRequest reads messages of one partition as a single consumer.
+// PollRequest reads messages of one partition as a single consumer or as a
+// member of a consumer group.
 type PollRequest struct {
 	Stream, Topic Identifier
-	Partition     uint32
-	Consumer      uint32 // single consumer id
-	Strategy      uint8
-	Value         uint64 // offset or timestamp for PollOffset / PollTimestamp
-	Count         uint32
-	AutoCommit    bool
+	// Partition is the partition read, unless Assigned.
+	Partition uint32
+	// Consumer is the numeric id of the single consumer reading, unless As
+	// says who reads.
+	Consumer uint32
+	// As, when set, is who reads: a single consumer by id or name, or a
+	// consumer group member. The reader's stored offset is what PollNext
+	// starts after and what AutoCommit moves.
+	As Consumer
+	// Assigned reads, for a consumer group member, the next partition of
+	// the partitions the server assigned to this connection's membership,
+	// in turn; Polled.Partition says which. See consumer.go for how each
+	// dialect does it.
+	Assigned   bool
+	Strategy   PollStrategy
+	Value      uint64 // offset or timestamp for PollOffset / PollTimestamp
+	Count      uint32
+	AutoCommit bool // store the offset of the last message returned
 }
 
 // PolledMessage is one stored message.

@@ -25,6 +25,14 @@ const (
 	code08LoginUser    = 38
 	code08CreateToken  = 42
 	code08LoginToken   = 44
+	code08GetOffset    = 120
+	code08StoreOffset  = 121
+	code08DeleteOffset = 122
+	code08GetGroup     = 600
+	code08CreateGroup  = 602
+	code08DeleteGroup  = 603
+	code08JoinGroup    = 604
+	code08LeaveGroup   = 605
 )
 
 // Sizes of the 0.8 message layout.
@@ -224,18 +232,10 @@ func appendMessage08(b []byte, m *Message, origin uint64) []byte {
 	return append(b, m.UserHeaders...)
 }
 
+// poll reads messages; a group member's Assigned poll sends the partition
+// as "none" and the server picks one of the member's partitions in turn.
 func (d v08) poll(w *wire, r *PollRequest) (*Polled, error) {
-	consumer := NumericID(r.Consumer)
-	b := frame08(w, code08Poll, 1+consumer.wireLen()+r.Stream.wireLen()+r.Topic.wireLen()+6+12+1)
-	b = append(b, 1) // single consumer
-	b = consumer.appendTo(b)
-	b = r.Topic.appendTo(r.Stream.appendTo(b))
-	b = append(b, 1)
-	b = le.AppendUint32(b, r.Partition)
-	b = append(b, r.Strategy)
-	b = le.AppendUint64(b, r.Value)
-	b = le.AppendUint32(b, r.Count)
-	b = append(b, boolByte(r.AutoCommit))
+	b := appendPollBody(frame08(w, code08Poll, pollBodyLen(r)), r, r.Partition, r.Assigned)
 	body, err := d.roundTrip(w, b)
 	if err != nil {
 		return nil, err

@@ -20,8 +20,9 @@ import (
 //
 // Request numbers follow the released Iggy 0.9.0 SDK (crate iggy 0.11.0,
 // src/vsr.rs encode_request_header and src/session.rs): the login carries
-// 0; every replicated operation, metadata and SendMessages alike, takes the
-// next number (1, 2, 3…), because the server deduplicates partition writes
+// 0; every replicated operation, metadata (consumer groups included),
+// SendMessages and the consumer offset writes alike, takes the next number
+// (1, 2, 3…), because the server deduplicates partition writes
 // by request number and answers a send that repeats one with an empty body
 // (iggy_binary_protocol 0.11.0, responses/messages/send_messages.rs);
 // NonReplicated requests (ping, reads, polls) carry the current number
@@ -42,6 +43,9 @@ type v09 struct {
 	routes   map[string]*v09Route
 	routeKey []byte  // the stream and topic of the last routed send
 	routed   [4]byte // the partition id of the last routed send
+	// groups are the consumer group assignments this session read, by
+	// stream, topic and group (see pollAssigned).
+	groups map[string]*v09Assignment
 }
 
 // newV09 returns a dialect that has not logged in yet.

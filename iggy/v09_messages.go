@@ -111,7 +111,7 @@ func v09SendSize(b *Batch, part Partitioning) (int, error) {
 	if len(b.Messages) == 0 {
 		return 0, errors.New("a batch needs at least one message")
 	}
-	if err := v09CheckIDs(b.Stream, b.Topic); err != nil {
+	if err := checkIDs(b.Stream, b.Topic); err != nil {
 		return 0, err
 	}
 	switch p := part; {
@@ -199,24 +199,25 @@ func v09DecodeSendReply(b []byte) ([]Appended, error) {
 	return app, nil
 }
 
-// poll reads messages of one partition as a single consumer (code 100,
-// body [kind u8 = 1][consumer Identifier][stream][topic][has partition u8]
-// [partition u32][strategy u8][value u64][count u32][auto commit u8]).
+// poll reads messages (code 100, body as in 0.8, see appendPollBody) of
+// r.Partition, or, with r.Assigned, of the next partition of the group
+// member's assignment (pollAssigned). A partition the member does not own
+// reads as no messages, as in 0.8.
 func (v *v09) poll(w *wire, r *PollRequest) (*Polled, error) {
-	if err := v09CheckIDs(r.Stream, r.Topic); err != nil {
-		return nil, err
+	if r.Assigned {
+		return v.pollAssigned(w, r)
 	}
-	if r.Strategy < PollOffset || r.Strategy > PollNext {
-		return nil, fmt.Errorf("unknown polling strategy %d", r.Strategy)
+	p, err := v.pollPartition(w, r, r.Partition)
+	if err == nil && v09Fenced(p) {
+		return &Polled{}, nil
 	}
-	n := v09HeaderBytes + 1 + 6 + r.Stream.wireLen() + r.Topic.wireLen() + 5 + 9 + 4 + 1
-	b := v.appendHeader(w.buf(n), v09OpNonReplicated, v09CodePoll, v.next)
-	b = NumericID(r.Consumer).appendTo(append(b, 1))
-	b = r.Topic.appendTo(r.Stream.appendTo(b))
-	b = v09le.AppendUint32(append(b, 1), r.Partition)
-	b = v09le.AppendUint64(append(b, r.Strategy), r.Value)
-	b = append(v09le.AppendUint32(b, r.Count), v09Bool(r.AutoCommit))
-	body, err := v.exchange(w, v09Seal(b, false), true)
+	return p, err
+}
+
+// pollPartition polls one partition.
+func (v *v09) pollPartition(w *wire, r *PollRequest, partition uint32) (*Polled, error) {
+	b := v.appendHeader(w.buf(v09HeaderBytes+pollBodyLen(r)), v09OpNonReplicated, v09CodePoll, v.next)
+	body, err := v.exchange(w, v09Seal(appendPollBody(b, r, partition, false), false), true)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ func (v *v09) login(w *wire, c Credentials) (ServerInfo, error) {
 		return ServerInfo{}, err
 	}
 	v.client, v.session, v.next = v09NewClientID(), 0, 1
+	v.groups = nil // assignments belong to the session
 	n := v09HeaderBytes + 4 + 2 + len(clientName) + len(v09ClientVersion) + 2 + len(c.Username) + len(c.Password) + 1 + len(c.Token) + 4
 	b := v.appendHeader(w.buf(n), v09OpRegister, 0, 0)
 	b = v09le.AppendUint32(b, v09Protocol)
@@ -108,7 +109,7 @@ func (v *v09) ping(w *wire) error {
 // streamExists reads a stream (code 200, a read): a missing one is an
 // empty body or a not-found status.
 func (v *v09) streamExists(w *wire, stream Identifier) (bool, error) {
-	if err := v09CheckIDs(stream, stream); err != nil {
+	if err := checkIDs(stream, stream); err != nil {
 		return false, err
 	}
 	b := v.appendHeader(w.buf(v09HeaderBytes+stream.wireLen()), v09OpNonReplicated, v09CodeGetStream, v.next)
@@ -120,7 +121,7 @@ func (v *v09) streamExists(w *wire, stream Identifier) (bool, error) {
 }
 
 func (v *v09) getTopic(w *wire, stream, topic Identifier) (*Topic, error) {
-	if err := v09CheckIDs(stream, topic); err != nil {
+	if err := checkIDs(stream, topic); err != nil {
 		return nil, err
 	}
 	b := v.appendHeader(w.buf(v09HeaderBytes+stream.wireLen()+topic.wireLen()), v09OpNonReplicated, v09CodeGetTopic, v.next)
@@ -236,7 +237,7 @@ func (v *v09) createStream(w *wire, name string) error {
 // (server-0.9.0-edge.5 had enforce_fsync instead): the topic is created
 // there without them, and its reply reports no durability.
 func (v *v09) createTopic(w *wire, stream Identifier, t TopicSpec) error {
-	if err := v09CheckIDs(stream); err != nil {
+	if err := checkIDs(stream); err != nil {
 		return err
 	}
 	if err := v09CheckName("topic", t.Name); err != nil {
@@ -287,7 +288,7 @@ func (v *v09) sendCreateTopic(w *wire, stream Identifier, t TopicSpec, durabilit
 
 // deleteStream deletes a stream (operation 130, body [stream]).
 func (v *v09) deleteStream(w *wire, stream Identifier) error {
-	if err := v09CheckIDs(stream); err != nil {
+	if err := checkIDs(stream); err != nil {
 		return err
 	}
 	b, err := v.startMetadata(w, v09OpDeleteStream, stream.wireLen())
@@ -335,7 +336,7 @@ func v09DecodeToken(p []byte) (string, error) {
 // command but always refuse it with FeatureUnavailable (5): they have no
 // flush on demand and save by their own settings.
 func (v *v09) flush(w *wire, stream, topic Identifier, partition uint32, fsync bool) error {
-	if err := v09CheckIDs(stream, topic); err != nil {
+	if err := checkIDs(stream, topic); err != nil {
 		return err
 	}
 	b := v.appendHeader(w.buf(v09HeaderBytes+stream.wireLen()+topic.wireLen()+5), v09OpNonReplicated, v09CodeFlush, v.next)
@@ -383,19 +384,6 @@ func v09Bool(v bool) byte {
 func v09CheckName(what, name string) error {
 	if len(name) == 0 || len(name) > 255 {
 		return fmt.Errorf("%s name %q: names must be 1 to 255 bytes", what, name)
-	}
-	return nil
-}
-
-// v09CheckIDs refuses identifiers the server cannot decode.
-func v09CheckIDs(ids ...Identifier) error {
-	for _, id := range ids {
-		switch {
-		case id.Kind == KindNumeric && len(id.Value) == 4:
-		case id.Kind == KindName && len(id.Value) > 0 && len(id.Value) <= 255:
-		default:
-			return fmt.Errorf("invalid identifier (kind %d, %d bytes)", id.Kind, len(id.Value))
-		}
 	}
 	return nil
 }

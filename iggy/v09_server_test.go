@@ -158,7 +158,7 @@ func t09RealSendPoll(t *testing.T, v *v09, w *wire, stream, topic Identifier) {
 			}
 		}
 	}
-	for _, s := range []uint8{PollFirst, PollLast, PollNext, PollTimestamp} {
+	for _, s := range []PollStrategy{PollFirst, PollLast, PollNext, PollTimestamp} {
 		polled, err := v.poll(w, &PollRequest{Stream: stream, Topic: topic, Partition: 1, Consumer: 2, Strategy: s, Count: 2, AutoCommit: true})
 		if err != nil {
 			t.Fatalf("poll strategy %d: %v", s, err)

@@ -1,6 +1,9 @@
 package iggytest
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Command is an Iggy binary-protocol command code.
 type Command uint32
@@ -61,6 +64,8 @@ const (
 	CmdDeleteConsumerGroup          Command = 603
 	CmdJoinConsumerGroup            Command = 604
 	CmdLeaveConsumerGroup           Command = 605
+	// CmdSyncConsumerGroup (0.9 only) reads the caller's assignment.
+	CmdSyncConsumerGroup Command = 606
 )
 
 var commandNames = map[Command]string{
@@ -82,7 +87,7 @@ var commandNames = map[Command]string{
 	CmdDeleteSegments: "delete_segments", CmdGetConsumerGroup: "get_consumer_group",
 	CmdGetConsumerGroups: "get_consumer_groups", CmdCreateConsumerGroup: "create_consumer_group",
 	CmdDeleteConsumerGroup: "delete_consumer_group", CmdJoinConsumerGroup: "join_consumer_group",
-	CmdLeaveConsumerGroup: "leave_consumer_group",
+	CmdLeaveConsumerGroup: "leave_consumer_group", CmdSyncConsumerGroup: "sync_consumer_group",
 }
 
 // String returns the server's name for the command, or its number.
@@ -135,6 +140,7 @@ const (
 	CodePartitionNotFound              uint32 = 3007
 	CodeNoPartitions                   uint32 = 3008
 	CodeConsumerOffsetNotFound         uint32 = 3021
+	CodeConsumerNotResolved            uint32 = 3022
 	CodeInvalidMessagesCount           uint32 = 4009
 	CodeTooBigUserHeaders              uint32 = 4017
 	CodeTooBigMessagePayload           uint32 = 4022
@@ -150,6 +156,8 @@ const (
 	CodeInvalidOptionValue             uint32 = 4042
 	CodeInvalidOffset                  uint32 = 4100
 	CodeConsumerGroupIDNotFound        uint32 = 5000
+	CodeConsumerGroupNameAlreadyExists uint32 = 5004
+	CodeConsumerGroupMemberNotFound    uint32 = 5006
 	CodeCannotReadIndexPosition        uint32 = 10011
 )
 
@@ -189,6 +197,8 @@ const (
 	minTokenNameLen      = 3
 	maxTokenNameLen      = 30
 	defaultMaxFrameSize  = 128 << 20
+	// defaultRebalancingTimeout is [consumer_group] rebalancing_timeout.
+	defaultRebalancingTimeout = 30 * time.Second
 )
 
 // Sizes and limits of server 0.9.0.

@@ -25,26 +25,58 @@ func decodeTarget(d *decoder) offsetTarget {
 	return t
 }
 
-// partition08 resolves a target's partition as server 0.8.0 does: not
-// found codes for stream and topic, consumer groups unknown, partition 0
-// when none is given.
-func (s *Server) partition08(t offsetTarget) (*partition, uint32) {
-	_, tp, code := s.resolveTopic(t.stream, t.topic)
+// read08 is where a 0.8 poll or offset request reads and writes: the
+// partition and the stored offsets (a single consumer's, or its group's)
+// with the key in them. none is a group request without a partition of the
+// member's to act on.
+type read08 struct {
+	p       *partition
+	offsets map[uint64]uint64
+	key     uint64
+	g       *group
+	t       *topic
+	none    bool
+}
+
+// resolve08 resolves a target as server 0.8.0's
+// resolve_consumer_with_partition_id does: not-found codes for stream and
+// topic; a single consumer reads partition 0 when none is given; a group
+// needs the connection to be a member (5000, 5006) and reads the partition
+// given if the member owns it, else its partitions in turn (advance: a
+// poll, which moves the turn on).
+func (s *Server) resolve08(c *conn, tg offsetTarget, advance bool) (read08, uint32) {
+	_, tp, code := s.resolveTopic(tg.stream, tg.topic)
 	if code != CodeOK {
-		return nil, code
+		return read08{}, code
 	}
-	if t.kind == 2 {
-		return nil, CodeConsumerGroupIDNotFound
-	}
-	pid := t.pid
-	if !t.hasPID {
+	r := read08{t: tp, key: consumerKey(tg.consumer)}
+	pid := tg.pid
+	if tg.kind == 2 {
+		if r.g = tp.group(tg.consumer); r.g == nil {
+			return r, CodeConsumerGroupIDNotFound
+		}
+		s.settleRevocations(tp, r.g)
+		m := r.g.memberOf(c)
+		if m == nil {
+			return r, CodeConsumerGroupMemberNotFound
+		}
+		var ok bool
+		if pid, ok = m.pick08(tg.pid, tg.hasPID, advance); !ok {
+			r.none = true
+			return r, CodeOK
+		}
+		r.key = uint64(r.g.id)
+	} else if !tg.hasPID {
 		pid = 0
 	}
-	p := tp.partition(pid)
-	if p == nil {
-		return nil, CodePartitionNotFound
+	if r.p = tp.partition(pid); r.p == nil {
+		return r, CodePartitionNotFound
 	}
-	return p, CodeOK
+	r.offsets = r.p.offsets
+	if r.g != nil {
+		r.offsets = r.p.groupOffsets
+	}
+	return r, CodeOK
 }
 
 func (s *Server) pollMessages08(c *conn, d *decoder) (uint32, []byte) {
@@ -62,19 +94,29 @@ func (s *Server) pollMessages08(c *conn, d *decoder) (uint32, []byte) {
 	if !c.authed {
 		return CodeUnauthenticated, nil
 	}
-	p, code := s.partition08(target)
+	r, code := s.resolve08(c, target, true)
 	if code != CodeOK {
 		return code, nil
 	}
-	q.key = consumerKey(target.consumer)
-	msgs := pollOp(p, q)
+	var e encoder
+	if r.none { // a member with nothing to poll there: an empty poll
+		e.u32(0)
+		e.u64(0)
+		e.u32(0)
+		return CodeOK, e.b
+	}
+	q.key, q.offsets = r.key, r.offsets
+	msgs := pollOp(r.p, q)
+	if r.g != nil && len(msgs) > 0 {
+		r.p.groupPolled[r.g.id] = msgs[len(msgs)-1].offset
+	}
 	size := 16
 	for _, m := range msgs {
 		size += len(m.raw)
 	}
-	e := encoder{b: make([]byte, 0, size)}
-	e.u32(p.id)
-	e.u64(p.currentOffset())
+	e.b = make([]byte, 0, size)
+	e.u32(r.p.id)
+	e.u64(r.p.currentOffset())
 	e.u32(uint32(len(msgs)))
 	for _, m := range msgs {
 		e.b = appendMessage08(e.b, m)
@@ -102,7 +144,10 @@ func appendMessage08(b []byte, m storedMessage) []byte {
 	return b
 }
 
-// handleOffsets08 serves store, get and delete consumer offset.
+// handleOffsets08 serves store, get and delete consumer offset. Reading
+// needs no membership (any client may read a group's offsets) and answers
+// every failure with an empty body, as "no offset"; storing and deleting a
+// group's offset need a partition the member owns (else 3022).
 func (s *Server) handleOffsets08(c *conn, code Command, d *decoder) (uint32, []byte) {
 	target := decodeTarget(d)
 	var offset uint64
@@ -115,27 +160,62 @@ func (s *Server) handleOffsets08(c *conn, code Command, d *decoder) (uint32, []b
 	if !c.authed {
 		return CodeUnauthenticated, nil
 	}
-	p, st := s.partition08(target)
-	key := consumerKey(target.consumer)
+	if code == CmdGetConsumerOffset {
+		return CodeOK, s.getOffset08(target)
+	}
+	r, st := s.resolve08(c, target, false)
 	switch {
-	case code == CmdGetConsumerOffset && st != CodeOK:
-		return CodeOK, nil // not found reads as no offset
 	case st != CodeOK:
 		return st, nil
-	case code == CmdStoreConsumerOffset:
-		return storeOffsetOp(p, key, offset), nil
+	case r.none:
+		return CodeConsumerNotResolved, nil
 	case code == CmdDeleteConsumerOffset:
-		return deleteOffsetOp(p, key), nil
+		return deleteOffsetOp(r.offsets, r.key), nil
 	}
-	stored, ok := p.offsets[key]
+	if st = storeOffsetOp(r.p, r.offsets, r.key, offset); st == CodeOK && r.g != nil {
+		s.settleRevocations(r.t, r.g)
+	}
+	return st, nil
+}
+
+// getOffset08 answers GetConsumerOffset: [partition u32][current u64]
+// [stored u64], or nothing.
+func (s *Server) getOffset08(target offsetTarget) []byte {
+	_, tp, code := s.resolveTopic(target.stream, target.topic)
+	if code != CodeOK {
+		return nil
+	}
+	pid := target.pid
+	if !target.hasPID {
+		pid = 0
+	}
+	p := tp.partition(pid)
+	if p == nil {
+		return nil
+	}
+	offsets, key := p.offsets, consumerKey(target.consumer)
+	if target.kind == 2 {
+		g := tp.group(target.consumer)
+		if g == nil {
+			return nil
+		}
+		offsets, key = p.groupOffsets, uint64(g.id)
+	}
+	return encodeOffset(p, offsets, key)
+}
+
+// encodeOffset writes [partition u32][current u64][stored u64], or nothing
+// when no offset is stored under key.
+func encodeOffset(p *partition, offsets map[uint64]uint64, key uint64) []byte {
+	stored, ok := offsets[key]
 	if !ok {
-		return CodeOK, nil
+		return nil
 	}
 	var e encoder
 	e.u32(p.id)
 	e.u64(p.currentOffset())
 	e.u64(stored)
-	return CodeOK, e.b
+	return e.b
 }
 
 // flush08 serves FlushUnsavedBuffer: [stream ident][topic ident]

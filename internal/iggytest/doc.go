@@ -76,12 +76,24 @@
 //     server).
 //   - poll messages (100) by offset, timestamp, first, last and next, with a
 //     single consumer (numeric ID, or a name, which the server hashes with
-//     xxHash32), auto-commit; store/get/delete consumer offsets (120-122).
+//     xxHash32) or as a consumer group member, auto-commit; store/get/delete
+//     consumer offsets (120-122) of either.
+//   - consumer groups (600-605): get (a missing stream, topic or group is an
+//     empty body), get all, create (5004 for a taken name; the reply is the
+//     group without members), delete, join, leave (5006 for a non-member);
+//     1009, 2010 and 5000 for what does not resolve. A member is the
+//     connection that joined; leaving, disconnecting and changing the
+//     partition count reassign all partitions round robin; a join hands the
+//     newcomer partitions cooperatively (see groups.go). A member polls with
+//     partition "none" and gets its partitions in turn (none: an empty poll);
+//     an explicit partition it does not own is an empty poll. Group offsets
+//     are per group; storing or deleting one needs a partition the member
+//     owns (else 3022), reading one needs no membership.
 //   - flush unsaved buffer (102): [stream ident][topic ident][u32 partition]
 //     [u8 fsync]; saves the partition's unsaved messages (fsync accepted).
 //
 // Not implemented (answered with error 3 InvalidCommand, like an unknown
-// command): consumer groups (600-605), user management (31-37), stats (10),
+// command): user management (31-37), stats (10),
 // snapshot (11), get client (21), purge (205, 305), segments (503).
 //
 // Deliberate differences from the real server: a request whose payload the
@@ -160,10 +172,25 @@
 //     batch's base offset and base timestamp (the messages' timestamp).
 //   - poll answers [partition u32][current offset u64][count u32] and batch
 //     records: a stored batch as it was stored, or with its header rewritten
-//     (count, length, checksum) when only part of it is polled.
+//     (count, length, checksum) when only part of it is polled. A group
+//     member names the partition: one it owns and is not handing over, else
+//     an empty poll of partition 4294967295 (re-read your assignment); no
+//     partition is an empty poll of partition 0.
+//   - consumer groups: create 139 (the committed payload is the group),
+//     delete 140, join 148, leave 149 as metadata operations (1009, 2010,
+//     5000, 5004, 5006 committed as results); get group (600) and get groups
+//     (601) as reads (1009 and 2010 as statuses, a missing group an empty
+//     body); sync group (606: [generation u64][count u32][partition u32]* of
+//     the partitions the caller polls, empty for a non-member). Membership,
+//     assignment and handovers as in 0.8 except that a join hands the
+//     newcomer its fair share at once (only partitions with uncommitted
+//     polled messages wait), group IDs are never reused, and a departed
+//     member's "last polled" marks stay. Heartbeat eviction of idle members
+//     is not modelled.
 //   - store/delete consumer offset (161/162) end with an ack byte, need an
 //     explicit partition, and answer status 20 for every target that does not
-//     resolve, 4100 and 3021 as 0.8 does; the reply body is [0].
+//     resolve (a group's partition the member does not own included), 4100
+//     and 3021 as 0.8 does; the reply body is [0].
 //   - flush unsaved buffer (code 102) answers status 5 (FeatureUnavailable)
 //     as server 0.9.0 does; with Options.Flush09 it is carried out as in 0.8.
 //   - faults and RequestCount see 0.9 requests as the 0.8 commands they
@@ -176,7 +203,7 @@
 // Options.LoginInvalidFormat it answers them with status 4 (InvalidFormat)
 // and an empty body instead.
 //
-// Not modelled in 0.9 (status 3): consumer groups, users, purge, segments,
+// Not modelled in 0.9 (status 3): users, purge, segments,
 // stats, snapshot, get client, describe options.
 //
 // # Looking at what was stored
@@ -184,7 +211,9 @@
 // Messages and PartitionMessages return copies of the stored messages (all
 // fields as the server set them, headers parsed), whichever dialect sent
 // them; Stream, Streams and Topic describe the metadata; ConsumerOffset reads
-// a stored offset; CreateStream and CreateTopic set up data without a client.
+// a stored offset, ConsumerGroupOffset a group's, ConsumerGroupAssignment a
+// group's members and their partitions; CreateStream, CreateTopic and
+// CreateConsumerGroup set up data without a client.
 // Stream and topic arguments of these helpers are names, or decimal IDs when
 // no entity has that name. RequestCount counts the requests received per
 // command; Connections counts open connections. PartitionForKey, Checksum,
@@ -211,6 +240,7 @@
 //	h := srv.Stall(iggytest.CmdSendMessages)      // every SendMessages waits until h.Release()
 //	srv.StallFor(iggytest.CmdPing, time.Second)   // every ping answered a second late
 //	srv.FailWith(iggytest.CmdCreateTopic, iggytest.CodeUnauthorized)
+//	srv.FailTimes(iggytest.CmdStoreConsumerOffset, iggytest.CodeTransientNotAccepted, 3) // refuse 3, then accept
 //
 // A fault is matched against requests in arrival order across all
 // connections: Fault.After matching requests pass untouched, then it fires on

@@ -101,6 +101,13 @@ func (s *Server) FailWith(cmd Command, code uint32) *FaultHandle {
 	return s.Inject(Fault{Command: cmd, Action: FaultFail, Code: code})
 }
 
+// FailTimes answers the next n requests of cmd with the error code (for
+// example a StoreConsumerOffset refused n times), then lets them through;
+// n 0 fails every one, as FailWith.
+func (s *Server) FailTimes(cmd Command, code uint32, n int) *FaultHandle {
+	return s.Inject(Fault{Command: cmd, Action: FaultFail, Code: code, Times: n})
+}
+
 // ClearFaults removes every fault and releases every stalled request.
 func (s *Server) ClearFaults() {
 	s.mu.Lock()

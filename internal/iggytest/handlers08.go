@@ -48,6 +48,9 @@ func (s *Server) handle08(c *conn, code Command, p []byte) (uint32, []byte) {
 		return s.flush08(c, d)
 	case CmdStoreConsumerOffset, CmdGetConsumerOffset, CmdDeleteConsumerOffset:
 		return s.handleOffsets08(c, code, d)
+	case CmdGetConsumerGroup, CmdGetConsumerGroups, CmdCreateConsumerGroup, CmdDeleteConsumerGroup,
+		CmdJoinConsumerGroup, CmdLeaveConsumerGroup:
+		return s.handleGroups08(c, code, d)
 	default:
 		return CodeInvalidCommand, nil
 	}

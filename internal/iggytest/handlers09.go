@@ -132,6 +132,7 @@ func (s *Server) logout09(c *conn, h reqHeader) [][]byte {
 	}
 	client, session := c.vsrClient, c.session
 	s.vsr.disconnect(c)
+	s.dropMemberships(c)
 	return [][]byte{reply09(h, client, session, s.vsr.op, opLogout, 0, 0)}
 }
 
@@ -153,7 +154,9 @@ func (s *Server) nonReplicated09(c *conn, h reqHeader, body []byte) [][]byte {
 	case CmdGetStream, CmdGetStreams, CmdGetTopic, CmdGetTopics:
 		return s.readMetadata09(h, code, body)
 	case CmdPollMessages:
-		return s.poll09(h, body)
+		return s.poll09(c, h, body)
+	case CmdGetConsumerGroup, CmdGetConsumerGroups, CmdSyncConsumerGroup:
+		return s.readGroups09(c, h, code, body)
 	case CmdGetConsumerOffset:
 		return s.getOffset09(h, body)
 	case CmdFlushUnsavedBuffer:

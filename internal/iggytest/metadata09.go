@@ -77,6 +77,10 @@ func (s *Server) admitMeta09(c *conn, h reqHeader, body []byte) (metaRun, uint32
 		return s.admitPartitions09(d, h.op == opCreatePartitions)
 	case opCreatePAT, opDeletePAT:
 		return s.admitToken09(c, d, h.op == opCreatePAT)
+	case opCreateGroup:
+		return s.admitCreateGroup09(d)
+	case opDeleteGroup, opJoinGroup, opLeaveGroup:
+		return s.admitGroupOp09(c, h.op, d)
 	}
 	return nil, CodeInvalidCommand // not modelled
 }

@@ -201,15 +201,17 @@ func (s *Server) renameTopicOp(st *stream, t *topic, name string) uint32 {
 }
 
 // changePartitionsOp adds or removes (the newest) n partitions.
+// Consumer groups of the topic are assigned again.
 func (s *Server) changePartitionsOp(t *topic, n uint32, create bool) uint32 {
 	if create {
 		t.addPartitions(n)
-		return CodeOK
+	} else {
+		if int64(n) > int64(len(t.partitions)) {
+			return CodeInvalidPartitionsCount
+		}
+		t.partitions = t.partitions[:len(t.partitions)-int(n)]
 	}
-	if int64(n) > int64(len(t.partitions)) {
-		return CodeInvalidPartitionsCount
-	}
-	t.partitions = t.partitions[:len(t.partitions)-int(n)]
+	t.rebalanceGroups()
 	return CodeOK
 }
 
@@ -241,7 +243,10 @@ type pollSpec struct {
 	value      uint64
 	count      uint32
 	autoCommit bool
-	key        uint64 // consumerKey of the consumer
+	key        uint64 // consumerKey of the consumer, or the group ID
+	// offsets are the stored offsets key is filed in: the partition's
+	// (single consumers) when nil, else its groupOffsets.
+	offsets map[uint64]uint64
 }
 
 // pollOp selects messages and commits the consumer's offset when asked.
@@ -250,6 +255,10 @@ func pollOp(p *partition, q pollSpec) []storedMessage {
 		return nil
 	}
 	current := p.currentOffset()
+	offsets := q.offsets
+	if offsets == nil {
+		offsets = p.offsets
+	}
 	var msgs []storedMessage
 	switch q.strategy {
 	case 1: // offset
@@ -265,7 +274,7 @@ func pollOp(p *partition, q pollSpec) []storedMessage {
 		msgs = p.from(1+current-n, q.count)
 	case 5: // next
 		start := p.first
-		if o, ok := p.offsets[q.key]; ok {
+		if o, ok := offsets[q.key]; ok {
 			start = o + 1
 		}
 		if start <= current {
@@ -273,26 +282,27 @@ func pollOp(p *partition, q pollSpec) []storedMessage {
 		}
 	}
 	if q.autoCommit && len(msgs) > 0 {
-		p.offsets[q.key] = msgs[len(msgs)-1].offset
+		offsets[q.key] = msgs[len(msgs)-1].offset
 	}
 	return msgs
 }
 
-// storeOffsetOp stores a consumer offset, refusing one past the partition's
-// current offset or in an empty partition.
-func storeOffsetOp(p *partition, key, offset uint64) uint32 {
+// storeOffsetOp stores an offset under key in offsets (of partition p),
+// refusing one past the partition's current offset or in an empty
+// partition.
+func storeOffsetOp(p *partition, offsets map[uint64]uint64, key, offset uint64) uint32 {
 	if (p.messagesCount() == 0 && p.currentOffset() == 0) || offset > p.currentOffset() {
 		return CodeInvalidOffset
 	}
-	p.offsets[key] = offset
+	offsets[key] = offset
 	return CodeOK
 }
 
-// deleteOffsetOp deletes a stored consumer offset.
-func deleteOffsetOp(p *partition, key uint64) uint32 {
-	if _, ok := p.offsets[key]; !ok {
+// deleteOffsetOp deletes a stored offset.
+func deleteOffsetOp(offsets map[uint64]uint64, key uint64) uint32 {
+	if _, ok := offsets[key]; !ok {
 		return CodeConsumerOffsetNotFound
 	}
-	delete(p.offsets, key)
+	delete(offsets, key)
 	return CodeOK
 }

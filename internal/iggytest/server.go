@@ -85,6 +85,11 @@ type Options struct {
 	// 102) like the 0.8 one. By default it answers status 5
 	// (FeatureUnavailable), as server 0.9.0 does: it has no flush on demand.
 	Flush09 bool
+	// RebalancingTimeout is how long a partition a consumer group member
+	// still has uncommitted messages of waits for its commit before it
+	// moves to the member it was promised to anyway; default 30 s, the
+	// servers' [consumer_group] rebalancing_timeout.
+	RebalancingTimeout time.Duration
 }
 
 // Server is an in-process Iggy server speaking one wire dialect
@@ -152,6 +157,9 @@ func newServer(opts Options) (*Server, error) {
 	}
 	if opts.Version < Version08 || opts.Version > Version010 {
 		return nil, fmt.Errorf("iggytest: unknown version %d", int(opts.Version))
+	}
+	if opts.RebalancingTimeout <= 0 {
+		opts.RebalancingTimeout = defaultRebalancingTimeout
 	}
 	if opts.MessagesRequiredToSave < 0 {
 		return nil, errors.New("iggytest: MessagesRequiredToSave must not be negative")
@@ -429,6 +437,7 @@ func (s *Server) serveConn(c *conn) {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.vsr.disconnect(c)
+		s.dropMemberships(c)
 		s.mu.Unlock()
 	}()
 	s.serveFrames(c)

@@ -21,6 +21,14 @@ func (s *slab[T]) insert(v *T) uint32 {
 	return uint32(len(s.items) - 1)
 }
 
+// retire removes id for good: it is never handed out again (0.9 consumer
+// group ids).
+func (s *slab[T]) retire(id uint32) {
+	if s.get(id) != nil {
+		s.items[id] = nil
+	}
+}
+
 func (s *slab[T]) get(id uint32) *T {
 	if int64(id) >= int64(len(s.items)) {
 		return nil
@@ -93,11 +101,13 @@ type topicConfig struct {
 
 type topic struct {
 	topicConfig
-	id         uint32
-	streamID   uint32
-	createdAt  uint64
-	partitions []*partition
-	roundRobin uint64
+	id          uint32
+	streamID    uint32
+	createdAt   uint64
+	partitions  []*partition
+	roundRobin  uint64
+	groups      slab[group]
+	groupByName map[string]uint32
 }
 
 type partition struct {
@@ -108,6 +118,11 @@ type partition struct {
 	next      uint64          // offset the next message gets
 	sizeBytes uint64
 	offsets   map[uint64]uint64 // consumer ID -> stored offset
+	// groupOffsets are the consumer groups' stored offsets and
+	// groupPolled the offset of the last message each group polled, by
+	// group ID.
+	groupOffsets map[uint64]uint64
+	groupPolled  map[uint32]uint64
 	// unsaved is how many of the newest messages are still in the unsaved
 	// buffer: a crash loses them.
 	unsaved int
@@ -148,7 +163,8 @@ func (p *partition) messagesCount() uint64 { return uint64(len(p.msgs)) }
 func nowMicros() uint64 { return uint64(time.Now().UnixMicro()) }
 
 func newPartition(id uint32) *partition {
-	return &partition{id: id, createdAt: nowMicros(), offsets: map[uint64]uint64{}}
+	return &partition{id: id, createdAt: nowMicros(), offsets: map[uint64]uint64{},
+		groupOffsets: map[uint64]uint64{}, groupPolled: map[uint32]uint64{}}
 }
 
 func (st *stream) stats() (size, count uint64) {
@@ -175,26 +191,20 @@ type ident struct {
 	name    string
 }
 
-func (d *store) stream(id ident) *stream {
-	if id.numeric {
-		return d.streams.get(id.id)
-	}
-	n, ok := d.byName[id.name]
-	if !ok {
-		return nil
-	}
-	return d.streams.get(n)
-}
+func (d *store) stream(id ident) *stream { return lookup(&d.streams, d.byName, id) }
 
-func (st *stream) topic(id ident) *topic {
+func (st *stream) topic(id ident) *topic { return lookup(&st.topics, st.byName, id) }
+
+// lookup finds an entry of s by its ID or, through byName, its name.
+func lookup[T any](s *slab[T], byName map[string]uint32, id ident) *T {
 	if id.numeric {
-		return st.topics.get(id.id)
+		return s.get(id.id)
 	}
-	n, ok := st.byName[id.name]
+	n, ok := byName[id.name]
 	if !ok {
 		return nil
 	}
-	return st.topics.get(n)
+	return s.get(n)
 }
 
 func (d *store) createStream(name string) *stream {

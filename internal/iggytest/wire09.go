@@ -43,8 +43,12 @@ const (
 	opDeleteTopic        = 134
 	opCreatePartitions   = 136
 	opDeletePartitions   = 137
+	opCreateGroup        = 139
+	opDeleteGroup        = 140
 	opCreatePAT          = 146
 	opDeletePAT          = 147
+	opJoinGroup          = 148
+	opLeaveGroup         = 149
 	opSendMessages       = 160
 	opStoreConsumerOff   = 161
 	opDeleteConsumerOff  = 162

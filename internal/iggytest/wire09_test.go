@@ -445,6 +445,21 @@ func serveBytes09(s *Server, in []byte, bound bool) []byte {
 	return out.Bytes()
 }
 
+// groupSeed09 joins group "g" of s/t, reads its assignment, polls
+// partition 0 as a member, stores the group's offset there and reads the
+// group.
+func groupSeed09(id u128) []byte {
+	g := append(st(), nameIdent("g")...)
+	member := append([]byte{2}, nameIdent("g")...)
+	poll := append(append(member, st()...), 1, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 1)
+	store := append(append(member, st()...), 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+	b := request09Frame(id, opJoinGroup, 0, 2, 1, g, true)
+	b = append(b, request09Frame(id, opNonReplicated, uint32(CmdSyncConsumerGroup), 2, 1, g, false)...)
+	b = append(b, request09Frame(id, opNonReplicated, uint32(CmdPollMessages), 2, 1, poll, false)...)
+	b = append(b, request09Frame(id, opStoreConsumerOff, 0, 3, 1, store, false)...)
+	return append(b, request09Frame(id, opNonReplicated, uint32(CmdGetConsumerGroup), 3, 1, g, false)...)
+}
+
 // FuzzFrames09 feeds arbitrary bytes to the 0.9 request loop of a server
 // with a stream, a topic and messages; it must never panic, and every frame
 // it writes must be a well-formed reply (an error with an empty body) or
@@ -459,6 +474,8 @@ func FuzzFrames09(f *testing.F) {
 		request09Frame(id, opNonReplicated, uint32(CmdPollMessages), 1, 1, append(append(append([]byte{1, 1, 4, 0, 0, 0, 0}, nameIdent("s")...), nameIdent("t")...), 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 1), false),
 		request09Frame(id, opNonReplicated, uint32(CmdGetTopic), 1, 1, append(nameIdent("s"), nameIdent("t")...), false),
 		requestFrame(CmdPing, nil),
+		request09Frame(id, opCreateGroup, 0, 1, 1, append(st(), 1, 'h'), true),
+		groupSeed09(id),
 	}
 	for _, b := range seed {
 		f.Add(b, true)
@@ -473,6 +490,9 @@ func FuzzFrames09(f *testing.F) {
 			t.Fatal(err)
 		}
 		if _, err := s.CreateTopic("s", "t", 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateConsumerGroup("s", "t", "g"); err != nil {
 			t.Fatal(err)
 		}
 		serveBytes09(s, seed[2], true)

@@ -285,6 +285,22 @@ func serveBytes(s *Server, in []byte, authed bool) []byte {
 // FuzzFrames feeds arbitrary bytes to the request loop of a server that has a
 // stream, a topic and messages; the loop must never panic, and every
 // response must be well formed.
+// st is the identifiers of stream "s" and topic "t".
+func st() []byte { return append(nameIdent("s"), nameIdent("t")...) }
+
+// groupSeed08 joins group "g" of s/t, polls as a member without a
+// partition, stores the group's offset of partition 0 and reads the group.
+func groupSeed08() []byte {
+	g := append(st(), nameIdent("g")...)
+	member := append([]byte{2}, nameIdent("g")...)
+	poll := append(append(member, st()...), 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 1)
+	store := append(append(member, st()...), 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	b := requestFrame(CmdJoinConsumerGroup, g)
+	b = append(b, requestFrame(CmdPollMessages, poll)...)
+	b = append(b, requestFrame(CmdStoreConsumerOffset, store)...)
+	return append(b, requestFrame(CmdGetConsumerGroup, g)...)
+}
+
 func FuzzFrames(f *testing.F) {
 	seed := [][]byte{
 		requestFrame(CmdPing, nil),
@@ -295,6 +311,8 @@ func FuzzFrames(f *testing.F) {
 		requestFrame(CmdPollMessages, append(append(append([]byte{1, 1, 4, 0, 0, 0, 0}, nameIdent("s")...), nameIdent("t")...), 1, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 1)),
 		requestFrame(CmdStoreConsumerOffset, append(append(append([]byte{1, 1, 4, 0, 0, 0, 0}, nameIdent("s")...), nameIdent("t")...), 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
 		{2, 0, 0, 0, 1, 0, 0, 0},
+		requestFrame(CmdCreateConsumerGroup, append(st(), 1, 'h')),
+		groupSeed08(),
 	}
 	for _, b := range seed {
 		f.Add(b, true)
@@ -309,6 +327,9 @@ func FuzzFrames(f *testing.F) {
 			t.Fatal(err)
 		}
 		if _, err := s.CreateTopic("s", "t", 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateConsumerGroup("s", "t", "g"); err != nil {
 			t.Fatal(err)
 		}
 		serveBytes(s, requestFrame(CmdSendMessages,
