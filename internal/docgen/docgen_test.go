@@ -75,13 +75,13 @@ func TestEveryComponentAndFieldIsDocumented(t *testing.T) {
 	}
 	index := string(pages["README.md"])
 	for _, c := range cs {
-		page, ok := pages[c.name+".md"]
+		page, ok := pages[c.page]
 		if !ok {
 			t.Errorf("no page for the %s %q", c.typ, c.name)
 			continue
 		}
-		if !strings.Contains(index, "("+c.name+".md)") {
-			t.Errorf("index does not link %s.md", c.name)
+		if !strings.Contains(index, "("+c.page+")") {
+			t.Errorf("index does not link %s", c.page)
 		}
 		td, err := c.view.TemplateData()
 		if err != nil {
@@ -104,7 +104,7 @@ func TestEveryComponentAndFieldIsDocumented(t *testing.T) {
 			t.Errorf("%s.md has an unbalanced code fence (%d fences)", c.name, n)
 		}
 	}
-	for _, want := range []string{"prometheus.md", "iggy.md", "bbolt.md", "redis.md"} {
+	for _, want := range []string{"prometheus.md", "iggy.md", "bbolt.md", "redis.md", "fluss_input.md", "fluss_output.md"} {
 		if _, ok := pages[want]; !ok {
 			t.Errorf("%s not generated", want)
 		}

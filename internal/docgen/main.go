@@ -70,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 type component struct {
 	typ  string // input, output, cache, ...
 	name string
+	page string // its file: name.md, or name_type.md when types share the name
 	view *service.ConfigView
 }
 
@@ -97,6 +98,13 @@ func components(env *service.Environment) []component {
 	slices.SortFunc(cs, func(a, b component) int {
 		return cmp.Or(cmp.Compare(slices.Index(typeOrder, a.typ), slices.Index(typeOrder, b.typ)), cmp.Compare(a.name, b.name))
 	})
+	types := map[string]int{} // how many component types use a name
+	for _, c := range cs {
+		types[c.name]++
+	}
+	for i := range cs {
+		cs[i].page = pageName(cs[i], types[cs[i].name] > 1)
+	}
 	return cs
 }
 
@@ -109,7 +117,7 @@ func generate(env *service.Environment) (map[string][]byte, error) {
 	pages := map[string][]byte{}
 	var index []indexEntry
 	for _, c := range cs {
-		file := c.name + ".md"
+		file := c.page
 		if _, dup := pages[file]; dup || file == "README.md" {
 			return nil, fmt.Errorf("two components would be documented in %s (the %s %q clashes)", file, c.typ, c.name)
 		}
@@ -133,6 +141,15 @@ func generate(env *service.Environment) (map[string][]byte, error) {
 	}
 	pages["README.md"] = buf.Bytes()
 	return pages, nil
+}
+
+// pageName is a component's page: its name, with its type when another
+// type has a component of the same name (fluss_input.md, fluss_output.md).
+func pageName(c component, shared bool) string {
+	if shared {
+		return c.name + "_" + c.typ + ".md"
+	}
+	return c.name + ".md"
 }
 
 // write replaces the pages in dir, removing Markdown pages that are no longer

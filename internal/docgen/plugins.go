@@ -7,6 +7,7 @@ package main
 import (
 	_ "github.com/fluss-iggy/fluss-iggy/input/fluss"
 	_ "github.com/fluss-iggy/fluss-iggy/metrics/prometheus"
+	_ "github.com/fluss-iggy/fluss-iggy/output/fluss"
 	_ "github.com/fluss-iggy/fluss-iggy/output/iggy"
 	_ "github.com/fluss-iggy/fluss-iggy/resources/bbolt"
 	_ "github.com/fluss-iggy/fluss-iggy/resources/redis"

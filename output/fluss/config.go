@@ -1,0 +1,152 @@
+package flussoutput
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss"
+)
+
+// outputConfig is the parsed configuration.
+type outputConfig struct {
+	bootstrap      []string
+	table          fluss.TablePath
+	waitForTable   bool
+	saslUser       string
+	saslPassword   string
+	sasl           bool
+	connectTimeout time.Duration
+	requestTimeout time.Duration
+
+	changeType       *service.InterpolatedString
+	ignoreUnknown    bool
+	createPartitions bool
+
+	acks         int
+	writeTimeout time.Duration
+	maxInFlight  int
+	batchPolicy  service.BatchPolicy
+}
+
+func parseConfig(pc *service.ParsedConfig) (*outputConfig, error) {
+	c := &outputConfig{}
+	for _, step := range []func(*service.ParsedConfig) error{c.parseConnection, c.parseRows, c.parseDelivery} {
+		if err := step(pc); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// parseConnection reads the servers, the table, SASL and timeouts.
+func (c *outputConfig) parseConnection(pc *service.ParsedConfig) (err error) {
+	if c.bootstrap, err = pc.FieldStringList(foFieldBootstrap); err != nil {
+		return err
+	}
+	if len(c.bootstrap) == 0 {
+		return fmt.Errorf("field %s: at least one address (host:port) is required", foFieldBootstrap)
+	}
+	for _, a := range c.bootstrap {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("field %s: %q is not host:port", foFieldBootstrap, a)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{foFieldDatabase, &c.table.Database}, {foFieldTable, &c.table.Table}} {
+		if *f.dst, err = pc.FieldString(f.name); err != nil {
+			return err
+		}
+		if strings.TrimSpace(*f.dst) == "" {
+			return fmt.Errorf("field %s: must not be empty", f.name)
+		}
+	}
+	if c.waitForTable, err = pc.FieldBool(foFieldWaitForTable); err != nil {
+		return err
+	}
+	if pc.Contains(foFieldSASL) {
+		c.sasl = true
+		if c.saslUser, err = pc.FieldString(foFieldSASL, foFieldSASLUsername); err != nil {
+			return err
+		}
+		if c.saslPassword, err = pc.FieldString(foFieldSASL, foFieldSASLPassword); err != nil {
+			return err
+		}
+		if c.saslUser == "" {
+			return errors.New("field sasl.username: must not be empty")
+		}
+	}
+	if c.connectTimeout, err = pc.FieldDuration(foFieldConnectTimeout); err != nil {
+		return err
+	}
+	c.requestTimeout, err = pc.FieldDuration(foFieldRequestTimeout)
+	return err
+}
+
+// parseRows reads how messages become rows.
+func (c *outputConfig) parseRows(pc *service.ParsedConfig) (err error) {
+	if c.changeType, err = pc.FieldInterpolatedString(foFieldChangeType); err != nil {
+		return err
+	}
+	unknown, err := pc.FieldString(foFieldUnknownColumns)
+	if err != nil {
+		return err
+	}
+	switch unknown {
+	case unknownError, unknownIgnore:
+		c.ignoreUnknown = unknown == unknownIgnore
+	default:
+		return fmt.Errorf("field %s: %q is not one of: %s, %s", foFieldUnknownColumns, unknown, unknownError, unknownIgnore)
+	}
+	c.createPartitions, err = pc.FieldBool(foFieldCreatePartitions)
+	return err
+}
+
+// parseDelivery reads acknowledgements, timeouts and batching.
+func (c *outputConfig) parseDelivery(pc *service.ParsedConfig) (err error) {
+	acks, err := pc.FieldString(foFieldAcks)
+	if err != nil {
+		return err
+	}
+	switch acks {
+	case acksAll:
+		c.acks = -1
+	case acksLeader:
+		c.acks = 1
+	case acksNone:
+		c.acks = 0
+	default:
+		return fmt.Errorf("field %s: %q is not one of: %s, %s, %s", foFieldAcks, acks, acksAll, acksLeader, acksNone)
+	}
+	if c.writeTimeout, err = pc.FieldDuration(foFieldWriteTimeout); err != nil {
+		return err
+	}
+	if c.maxInFlight, err = pc.FieldInt(foFieldMaxInFlight); err != nil {
+		return err
+	}
+	if c.maxInFlight < 1 {
+		return fmt.Errorf("field %s: %d is less than 1", foFieldMaxInFlight, c.maxInFlight)
+	}
+	c.batchPolicy, err = pc.FieldBatchPolicy(foFieldBatching)
+	return err
+}
+
+// clientOptions are the Fluss client's options for this configuration.
+func (c *outputConfig) clientOptions() []fluss.Option {
+	opts := []fluss.Option{
+		fluss.Bootstrap(c.bootstrap...),
+		fluss.DialTimeout(c.connectTimeout),
+		fluss.RequestTimeout(c.requestTimeout),
+		fluss.ClientSoftware("fluss-iggy", "0.1.0"),
+	}
+	if c.sasl {
+		opts = append(opts, fluss.SASLPlain(c.saslUser, c.saslPassword))
+	}
+	return opts
+}

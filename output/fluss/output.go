@@ -1,0 +1,219 @@
+// Package flussoutput is the `fluss` batch output: it writes each message
+// as one row of an Apache Fluss table with our Fluss client's Writer
+// (package fluss), appending to log tables and upserting or deleting on
+// primary-key tables, and acknowledges a batch only once Fluss has.
+//
+// A message that cannot be a row of the table fails on its own (a
+// service.BatchError naming the column and value); a write the servers
+// refuse fails the batch, which Benthos sends again.
+package flussoutput
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
+)
+
+// Output is the fluss batch output. Create it with NewFromConfig.
+type Output struct {
+	conf *outputConfig
+	log  *service.Logger
+
+	mu     sync.Mutex
+	client *fluss.Client
+	writer *fluss.Writer
+	rows   *rowFactory
+
+	rowsOut  *service.MetricCounter // rows Fluss acknowledged
+	rejected *service.MetricCounter // messages that could not be rows
+}
+
+// NewFromConfig builds a fluss output from its parsed configuration. It does
+// no I/O; Connect connects.
+func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output, error) {
+	c, err := parseConfig(conf)
+	if err != nil {
+		return nil, err
+	}
+	o := &Output{
+		conf:     c,
+		log:      mgr.Logger(),
+		rowsOut:  mgr.Metrics().NewCounter("fluss_output_rows"),
+		rejected: mgr.Metrics().NewCounter("fluss_output_rejected_messages"),
+	}
+	o.rowsOut.Incr(0)
+	o.rejected.Incr(0)
+	return o, nil
+}
+
+// Connect connects to the cluster and loads the table; with wait_for_table
+// it waits for the table to exist.
+func (o *Output) Connect(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.writer != nil {
+		return nil
+	}
+	if o.client == nil {
+		client, err := fluss.NewClient(ctx, o.conf.clientOptions()...)
+		if err != nil {
+			return fmt.Errorf("connecting to Fluss at %v: %w", o.conf.bootstrap, err)
+		}
+		o.client = client
+	}
+	info, err := o.loadTable(ctx)
+	if err != nil {
+		return err
+	}
+	w, err := o.client.NewWriter(info,
+		fluss.WriteAcks(o.conf.acks), fluss.WriteTimeout(o.conf.writeTimeout), fluss.WriteCreatePartitions(o.conf.createPartitions))
+	if err != nil {
+		return err
+	}
+	rows, err := newRowFactory(info, w.Schema(), o.conf.ignoreUnknown)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", info.Path, err)
+	}
+	o.writer, o.rows = w, rows
+	o.log.Infof("Writing to Fluss table %s (%s, %d buckets%s)", info.Path, tableKind(info), info.NumBuckets, partitionNote(info))
+	return nil
+}
+
+// loadTable reads the table's metadata, waiting for the table with
+// wait_for_table.
+func (o *Output) loadTable(ctx context.Context) (*fluss.TableInfo, error) {
+	for attempt := 0; ; attempt++ {
+		info, err := o.client.RefreshTable(ctx, o.conf.table)
+		if err == nil {
+			return info, nil
+		}
+		if !o.conf.waitForTable || !errors.Is(err, errcode.TableNotExist) {
+			return nil, fmt.Errorf("table %s: %w", o.conf.table, err)
+		}
+		delay := min(time.Second<<min(attempt, 6), time.Minute)
+		o.log.Infof("Waiting for Fluss table %s to be created (attempt %d; next in %s)", o.conf.table, attempt+1, delay)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for table %s: %w", o.conf.table, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}
+
+func (o *Output) current() (*fluss.Writer, *rowFactory) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.writer, o.rows
+}
+
+// WriteBatch turns the messages into rows and writes them; it returns once
+// Fluss has acknowledged them. Messages that cannot be rows fail alone.
+func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) error {
+	w, rows := o.current()
+	if w == nil {
+		return service.ErrNotConnected
+	}
+	b, err := rows.get()
+	if err != nil {
+		return err
+	}
+	defer rows.put(b)
+	var batchErr *service.BatchError
+	fail := func(i int, err error) {
+		if batchErr == nil {
+			batchErr = service.NewBatchError(batch, err)
+		}
+		batchErr.Failed(i, err)
+		o.rejected.Incr(1)
+	}
+	deletes, any := o.buildRows(batch, rows.primaryKey, b, fail)
+	if b.Len() > 0 {
+		rec := b.NewRecord()
+		err := w.Write(ctx, rec, deletesIfAny(deletes, any))
+		n := rec.NumRows()
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		o.rowsOut.Incr(n)
+	}
+	if batchErr != nil {
+		return batchErr
+	}
+	return nil
+}
+
+// buildRows appends the rows of the batch's messages to b, reporting the
+// messages that cannot be rows through fail. It returns the delete flag of
+// each row appended, and whether any is set.
+func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBuilder, fail func(int, error)) ([]bool, bool) {
+	deletes := make([]bool, 0, len(batch))
+	any := false
+	for i, msg := range batch {
+		ct, err := batch.TryInterpolatedString(i, o.conf.changeType)
+		if err != nil {
+			fail(i, fmt.Errorf("field %s: %w", foFieldChangeType, err))
+			continue
+		}
+		act, err := actionOf(ct, primaryKey)
+		if err != nil {
+			fail(i, err)
+			continue
+		}
+		if act == actSkip {
+			continue
+		}
+		data, err := msg.AsBytes()
+		if err == nil {
+			err = b.Append(data, act == actDelete)
+		}
+		if err != nil {
+			fail(i, err)
+			continue
+		}
+		deletes = append(deletes, act == actDelete)
+		any = any || act == actDelete
+	}
+	return deletes, any
+}
+
+func deletesIfAny(deletes []bool, any bool) []bool {
+	if any {
+		return deletes
+	}
+	return nil
+}
+
+// Close closes the client.
+func (o *Output) Close(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.writer, o.rows = nil, nil
+	if o.client == nil {
+		return nil
+	}
+	err := o.client.Close()
+	o.client = nil
+	return err
+}
+
+func tableKind(info *fluss.TableInfo) string {
+	if info.HasPrimaryKey() {
+		return "primary-key table"
+	}
+	return "log table"
+}
+
+func partitionNote(info *fluss.TableInfo) string {
+	if len(info.PartitionKeys) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", partitioned by %v", info.PartitionKeys)
+}
