@@ -1,27 +1,21 @@
 package iggyoutput
 
 import (
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"math"
-	"net"
-	"os"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/fluss-iggy/fluss-iggy/iggy"
+	"github.com/fluss-iggy/fluss-iggy/internal/iggyconn"
 )
 
 // outputConfig is the parsed and validated configuration of one iggy output.
 type outputConfig struct {
-	// client holds the address, TLS, credentials, dialect and timeout.
-	client    iggy.Options
-	keepAlive time.Duration
-	maxLogins int // refused logins in a row that stop the pipeline; 0 never
-	ackAfter  string
+	conn     iggyconn.Config
+	ackAfter string
 
 	stream       field
 	topic        field
@@ -54,92 +48,8 @@ func parseConfig(conf *service.ParsedConfig) (c outputConfig, err error) {
 
 // parseConnection reads where and how to connect and log in.
 func (c *outputConfig) parseConnection(conf *service.ParsedConfig) (err error) {
-	o := &c.client
-	if o.Addr, err = conf.FieldString(ioFieldAddress); err != nil {
-		return err
-	}
-	if _, _, err = net.SplitHostPort(o.Addr); err != nil {
-		return fmt.Errorf("field %s: %q is not host:port: %w", ioFieldAddress, o.Addr, err)
-	}
-	cr := &o.Credentials
-	if cr.Username, err = conf.FieldString(ioFieldUsername); err != nil {
-		return err
-	}
-	if cr.Password, err = conf.FieldString(ioFieldPassword); err != nil {
-		return err
-	}
-	if cr.Token, err = conf.FieldString(ioFieldToken); err != nil {
-		return err
-	}
-	switch {
-	case cr.Token != "" && (cr.Username != "" || cr.Password != ""):
-		return errors.New("set either personal_access_token or username and password, not both")
-	case cr.Token == "" && (cr.Username == "" || cr.Password == ""):
-		return errors.New("set username and password, or personal_access_token: Iggy needs a login for every request")
-	case len(cr.Username) > 255 || len(cr.Password) > 255 || len(cr.Token) > 255:
-		return errors.New("username, password and personal_access_token must be at most 255 bytes each")
-	}
-	tlsConf, enabled, err := conf.FieldTLSToggled(ioFieldTLS)
-	if err != nil {
-		return fmt.Errorf("field %s: %w", ioFieldTLS, err)
-	}
-	if enabled {
-		if err := checkCAFile(conf); err != nil {
-			return fmt.Errorf("field %s: %w", ioFieldTLS, err)
-		}
-		if tlsConf.ServerName == "" {
-			tlsConf.ServerName, _, _ = net.SplitHostPort(o.Addr)
-		}
-		o.TLS = tlsConf
-	}
-	v, err := conf.FieldString(ioFieldServerVersion)
-	if err != nil {
-		return err
-	}
-	if o.Version, err = iggy.ParseVersion(v); err != nil {
-		return fmt.Errorf("field %s: %w", ioFieldServerVersion, err)
-	}
-	if o.Timeout, err = positiveDuration(conf, ioFieldTimeout); err != nil {
-		return err
-	}
-	if c.keepAlive, err = positiveDuration(conf, ioFieldKeepAlive); err != nil {
-		return err
-	}
-	if c.maxLogins, err = conf.FieldInt(ioFieldMaxLogins); err != nil {
-		return err
-	}
-	if c.maxLogins < 0 {
-		return fmt.Errorf("field %s must be 0 (retry forever) or more, got %d", ioFieldMaxLogins, c.maxLogins)
-	}
-	return nil
-}
-
-// checkCAFile fails a root_cas_file that holds no certificate, which
-// Benthos's TLS parser accepts silently (every handshake would then fail).
-func checkCAFile(conf *service.ParsedConfig) error {
-	path, _ := conf.Namespace(ioFieldTLS).FieldString("root_cas_file")
-	if path == "" {
-		return nil
-	}
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-		return fmt.Errorf("root_cas_file %s holds no PEM certificate", path)
-	}
-	return nil
-}
-
-func positiveDuration(conf *service.ParsedConfig, field string) (time.Duration, error) {
-	d, err := conf.FieldDuration(field)
-	if err != nil {
-		return 0, err
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("field %s must be positive", field)
-	}
-	return d, nil
+	c.conn, err = iggyconn.Parse(conf)
+	return err
 }
 
 // parseTopics reads the destination and what to create.

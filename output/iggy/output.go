@@ -22,6 +22,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/iggy"
+	"github.com/fluss-iggy/fluss-iggy/internal/iggyconn"
 	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 )
 
@@ -35,7 +36,7 @@ func hash64(b []byte) uint64 { return xxhash.Checksum64(b) }
 type Output struct {
 	conf        outputConfig
 	log         *service.Logger
-	conn        *connector
+	conn        *iggyconn.Connector
 	pool        *iggy.Pool
 	batchPolicy service.BatchPolicy
 	maxInFlight int
@@ -59,7 +60,7 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 	o := &Output{
 		conf:        c,
 		log:         mgr.Logger(),
-		conn:        &connector{opts: c.client, log: mgr.Logger(), maxLogins: c.maxLogins},
+		conn:        iggyconn.NewConnector(c.conn, mgr.Logger()),
 		batchPolicy: c.batchPolicy,
 		maxInFlight: c.maxInFlight,
 		creating:    make(chan struct{}, 1),
@@ -76,16 +77,16 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 // pipeline, and so do max_login_attempts refused logins in a row.
 func (o *Output) Connect(ctx context.Context) error {
 	if o.pool == nil {
-		o.pool = iggy.NewPool(o.maxInFlight, o.conf.keepAlive, o.conn.dial)
-		o.unwatch = stop.Watch(func() string { return o.conn.stuck(o.undelivered()) })
+		o.pool = iggy.NewPool(o.maxInFlight, o.conf.conn.KeepAlive, o.conn.Dial)
+		o.unwatch = stop.Watch(func() string { return stuck(o.conn, o.undelivered()) })
 	}
 	if err := o.pool.Ready(ctx); err != nil {
 		if ctx.Err() != nil || errors.Is(err, iggy.ErrClosed) {
 			return err
 		}
-		return o.conn.failed(err)
+		return o.conn.Failed(err)
 	}
-	o.conn.succeeded()
+	o.conn.Succeeded()
 	return nil
 }
 
@@ -148,9 +149,9 @@ func (o *Output) writeBatch(ctx context.Context, batch service.MessageBatch) err
 			return err
 		}
 		if iggy.IsPermanent(err) {
-			return o.conn.failed(err)
+			return o.conn.Failed(err)
 		}
-		o.conn.down(err)
+		o.conn.Down(err)
 		o.log.Warnf("Iggy connection failed: %v", err)
 		return service.ErrNotConnected
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/internal/flussmeta"
+	"github.com/fluss-iggy/fluss-iggy/internal/iggyconn"
 	"github.com/fluss-iggy/fluss-iggy/internal/speclint"
 )
 
@@ -188,34 +189,8 @@ func Spec() *service.ConfigSpec {
 		Version("0.1.0").
 		Summary("Writes messages to Apache Iggy streams and topics, acknowledging them only once Iggy has confirmed them.").
 		Description(specDescription).
+		Fields(iggyconn.Fields()...).
 		Fields(
-			service.NewStringField(ioFieldAddress).
-				Description("The address (`host:port`) of the Iggy server's TCP endpoint.").
-				Examples("127.0.0.1:8090", "iggy.internal:8090").
-				Default("127.0.0.1:8090").
-				LintRule(speclint.HostPort(ioFieldAddress)),
-			service.NewStringField(ioFieldUsername).
-				Description("The user to log in as. Set it together with `password`, or set `personal_access_token` instead.").
-				Example("iggy").
-				Default(""),
-			service.NewStringField(ioFieldPassword).
-				Description("The password of `username`.").
-				Secret().
-				Default(""),
-			service.NewStringField(ioFieldToken).
-				Description("A personal access token to log in with instead of `username` and `password`.").
-				Secret().
-				Default(""),
-			service.NewTLSToggledField(ioFieldTLS).
-				Description("TLS for the connection to Iggy."),
-			service.NewStringAnnotatedEnumField(ioFieldServerVersion, map[string]string{
-				"auto": "Find the server's protocol when connecting (a 0.9 ping; a 0.8 server answers it with an error of its own format) and log it.",
-				"0.8":  "Iggy server 0.8.x.",
-				"0.9":  "Iggy server 0.9.x (binary protocol 0.11.0).",
-			}).
-				Description("The Iggy server version to speak.").
-				Default("auto").
-				LintRule(speclint.Enum(ioFieldServerVersion, "auto", "0.8", "0.9")),
 			service.NewInterpolatedStringField(ioFieldStream).
 				Description("The stream to write to: a name, or a numeric stream id when the value is made only of digits. Interpolated per message.").
 				Examples("fluss", `${! @fluss_database }`, "0"),
@@ -268,23 +243,9 @@ func Spec() *service.ConfigSpec {
 			service.NewMetadataFilterField(ioFieldHeaders).
 				Description("Which metadata keys are sent as Iggy user headers. Nothing is sent unless a prefix or pattern matches.").
 				Optional(),
-			service.NewDurationField(ioFieldTimeout).
-				Description("The longest time to wait for Iggy to answer one request, and for connecting (dial, TLS, version detection and login together). A connection whose request times out is closed and the batch is sent again on a new one.").
-				Default("10s").
-				LintRule(speclint.PositiveDuration(ioFieldTimeout)).
-				Advanced(),
-			service.NewDurationField(ioFieldKeepAlive).
-				Description("How long a pooled connection may be idle before it is pinged, so that a dead server or connection is noticed before a batch needs it.").
-				Default("5s").
-				LintRule(speclint.PositiveDuration(ioFieldKeepAlive)).
-				Advanced(),
-			speclint.IntField(ioFieldMaxLogins).
-				Description("How many logins in a row the server may refuse (a wrong password or token, an unknown or inactive user) before the output stops the pipeline, and the process exits 1 naming the address and user. "+
-					"0 retries forever, with the usual back-off: worth it when the user may appear later, an operator or a provisioning job creating it or setting its password after the pipeline starts. "+
-					"A server that cannot be reached is always retried, whatever this says.").
-				Default(3).
-				LintRule(speclint.MinInt(ioFieldMaxLogins, 0)).
-				Advanced(),
+		).
+		Fields(iggyconn.TimingFields()...).
+		Fields(
 			service.NewStringAnnotatedEnumField(ioFieldAckAfter, map[string]string{
 				ackAfterSend:  "Acknowledge when Iggy has accepted the batch (it may still be only in memory).",
 				ackAfterFlush: "Acknowledge once Iggy has saved the batch: Iggy 0.8 is asked to save the partitions written to (FlushUnsavedBuffer); on Iggy 0.9, topics created by the output get durability persisted and existing topics without it are warned about.",
