@@ -275,6 +275,6 @@ func createHeader(fluss, iggy bool) string {
 		b.WriteString("# ($FLUSS_IGGY_STATE_DIR/pipeline.db, default ./state). How far behind it is:\n")
 		b.WriteString("#   fluss-iggy fluss checkpoints -r pipeline.yaml --cache checkpoints DB.TABLE\n")
 	}
-	b.WriteString("# Every field of fluss and iggy: docs/components/fluss_input.md, docs/components/iggy.md.\n")
+	b.WriteString("# Every field of fluss and iggy: docs/components/fluss_input.md, docs/components/iggy_output.md.\n")
 	return b.String()
 }

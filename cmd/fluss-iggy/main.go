@@ -22,6 +22,7 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	_ "github.com/fluss-iggy/fluss-iggy/input/fluss"
+	_ "github.com/fluss-iggy/fluss-iggy/input/iggy"
 	_ "github.com/fluss-iggy/fluss-iggy/metrics/prometheus"
 	_ "github.com/fluss-iggy/fluss-iggy/output/fluss"
 	_ "github.com/fluss-iggy/fluss-iggy/output/iggy"

@@ -104,7 +104,7 @@ func TestEveryComponentAndFieldIsDocumented(t *testing.T) {
 			t.Errorf("%s.md has an unbalanced code fence (%d fences)", c.name, n)
 		}
 	}
-	for _, want := range []string{"prometheus.md", "iggy.md", "bbolt.md", "redis.md", "fluss_input.md", "fluss_output.md"} {
+	for _, want := range []string{"prometheus.md", "iggy_input.md", "iggy_output.md", "bbolt.md", "redis.md", "fluss_input.md", "fluss_output.md"} {
 		if _, ok := pages[want]; !ok {
 			t.Errorf("%s not generated", want)
 		}

@@ -6,6 +6,7 @@ package main
 // imported, so every component registered in this program is one of ours.
 import (
 	_ "github.com/fluss-iggy/fluss-iggy/input/fluss"
+	_ "github.com/fluss-iggy/fluss-iggy/input/iggy"
 	_ "github.com/fluss-iggy/fluss-iggy/metrics/prometheus"
 	_ "github.com/fluss-iggy/fluss-iggy/output/fluss"
 	_ "github.com/fluss-iggy/fluss-iggy/output/iggy"
