@@ -19,6 +19,7 @@ import (
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/fluss/errcode"
+	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 )
 
 // Output is the fluss batch output. Create it with NewFromConfig.
@@ -54,32 +55,64 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 }
 
 // Connect connects to the cluster and loads the table; with wait_for_table
-// it waits for the table to exist.
+// it waits for the table to exist. What no retry can cure (servers that are
+// not Fluss or refuse the credentials, a missing table without
+// wait_for_table, a table the writer cannot write) stops the pipeline with
+// the reason; anything else is retried.
 func (o *Output) Connect(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.writer != nil {
 		return nil
 	}
+	err := o.connectLocked(ctx)
+	var pe *permanentError
+	if err != nil && ctx.Err() == nil && errors.As(err, &pe) {
+		o.log.Errorf("%v; stopping the pipeline", err)
+		stop.Fail(err)
+		return service.NewErrBackOff(err, time.Hour)
+	}
+	return err
+}
+
+// permanentError is a Connect failure that no retry cures.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// permanentUnless marks err permanent unless the client says a retry can
+// help.
+func permanentUnless(err error) error {
+	if err == nil || fluss.IsRetriable(err) {
+		return err
+	}
+	return &permanentError{err}
+}
+
+func (o *Output) connectLocked(ctx context.Context) error {
 	if o.client == nil {
 		client, err := fluss.NewClient(ctx, o.conf.clientOptions()...)
 		if err != nil {
-			return fmt.Errorf("connecting to Fluss at %v: %w", o.conf.bootstrap, err)
+			return permanentUnless(fmt.Errorf("connecting to Fluss at %v: %w", o.conf.bootstrap, err))
 		}
 		o.client = client
 	}
 	info, err := o.loadTable(ctx)
 	if err != nil {
+		if errors.Is(err, errcode.TableNotExist) || errors.Is(err, errcode.DatabaseNotExist) {
+			return &permanentError{fmt.Errorf("%w (set wait_for_table: true to wait for it)", err)}
+		}
 		return err
 	}
 	w, err := o.client.NewWriter(info,
 		fluss.WriteAcks(o.conf.acks), fluss.WriteTimeout(o.conf.writeTimeout), fluss.WriteCreatePartitions(o.conf.createPartitions))
 	if err != nil {
-		return err
+		return permanentUnless(err)
 	}
 	rows, err := newRowFactory(info, w.Schema(), o.conf.ignoreUnknown)
 	if err != nil {
-		return fmt.Errorf("table %s: %w", info.Path, err)
+		return &permanentError{fmt.Errorf("table %s: %w", info.Path, err)}
 	}
 	o.writer, o.rows = w, rows
 	o.log.Infof("Writing to Fluss table %s (%s, %d buckets%s)", info.Path, tableKind(info), info.NumBuckets, partitionNote(info))

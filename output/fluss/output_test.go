@@ -14,6 +14,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
+	"github.com/fluss-iggy/fluss-iggy/internal/stop"
 )
 
 // TestMain stops the shared Fluss cluster the tests may have started.
@@ -220,4 +221,26 @@ func TestOutputRejectsBadMessages(t *testing.T) {
 	}
 	want := []string{`{"id":1,"name":"a","price":"1.50"}`, `{"id":7,"name":"g","price":"999.99"}`}
 	sameRows(t, table, want, scanRows(t, flusstest.RunJava(t, "scan", table)))
+}
+
+// TestOutputStopsOnMissingTable: without wait_for_table a missing table
+// stops the pipeline at once (the binary exits 1 with the reason) instead
+// of a retry loop that logs forever.
+func TestOutputStopsOnMissingTable(t *testing.T) {
+	db := testDatabase(t)
+	yaml := fmt.Sprintf("bootstrap_servers: [%q]\ndatabase: %s\ntable: nowhere\n", flusstest.Require(t), db)
+	pc, err := Spec().ParseYAML(yaml, service.NewEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := NewFromConfig(pc, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close(context.Background())
+	stop.Reset()
+	err = o.Connect(testCtx(t))
+	if err == nil || stop.Err() == nil || !strings.Contains(stop.Err().Error(), "nowhere") || !strings.Contains(stop.Err().Error(), "wait_for_table") {
+		t.Fatalf("Connect: %v; the pipeline stopped with: %v", err, stop.Err())
+	}
 }

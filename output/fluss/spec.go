@@ -62,7 +62,12 @@ partition-key columns name (missing partitions are created with ` + "`create_par
 naming the partition). A batch is acknowledged only once every bucket it wrote to has acknowledged (` + "`acks`" + `).
 
 Keep ` + "`max_in_flight: 1`" + ` (the default) for primary-key tables: batches in flight at once can reach the server
-out of order, and the later state of a key would then depend on which arrived last.`
+out of order, and the later state of a key would then depend on which arrived last (and ` + "`pipeline.threads: 1`" + `,
+as ` + "`config/iggy_to_fluss.yaml`" + ` does, for the same reason).
+
+What no retry can cure stops the pipeline at connect with the reason, and the process exits 1: servers that are not
+Fluss servers or refuse the credentials, a missing table without ` + "`wait_for_table`" + `, a table with a type or log
+format the writer cannot write. Servers that cannot be reached are retried with a back-off.`
 
 // Spec is the configuration spec of the fluss output.
 func Spec() *service.ConfigSpec {
@@ -89,7 +94,7 @@ func connectionFields() []*service.ConfigField {
 			Description("The table to write. It must exist: create it with the Fluss CLI, Flink SQL or `fluss-java.sh create-table`.").
 			Example("orders_copy"),
 		service.NewBoolField(foFieldWaitForTable).
-			Description("When the table does not exist: `false` fails the connection (Benthos tries again with a back-off); `true` waits for it, looking again with a back-off that grows to a minute.").
+			Description("When the table does not exist: `false` stops the pipeline, saying so (the process exits 1); `true` waits for it, looking again with a back-off that grows to a minute.").
 			Default(false),
 		service.NewObjectField(foFieldSASL,
 			service.NewStringEnumField(foFieldSASLMechanism, "PLAIN").
