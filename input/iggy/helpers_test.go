@@ -3,10 +3,8 @@ package iggyinput
 import (
 	"context"
 	"encoding/binary"
-	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,37 +22,10 @@ import (
 // IGGY_PASSWORD, default iggy/iggy); tests that inject faults skip only
 // then.
 
-const dialectEnv = "IGGYTEST_VERSION"
+// testVersion is the dialect of this run's test server.
+var testVersion = iggytest.SuiteVersion()
 
-var testVersion = iggytest.Version08
-
-func TestMain(m *testing.M) {
-	v := os.Getenv(dialectEnv)
-	if v == "0.9" {
-		testVersion = iggytest.Version09
-	}
-	code := m.Run()
-	if v != "" || os.Getenv("IGGY_TCP_ADDRESS") != "" || code != 0 || !runsTests() {
-		os.Exit(code)
-	}
-	fmt.Println("=== the suite again, with the test server speaking Iggy 0.9")
-	cmd := exec.Command(os.Args[0], os.Args[1:]...)
-	cmd.Env = append(os.Environ(), dialectEnv+"=0.9")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-func runsTests() bool {
-	for _, f := range []string{"test.list", "test.fuzz", "test.bench"} {
-		if fl := flag.Lookup(f); fl != nil && fl.Value.String() != "" {
-			return false
-		}
-	}
-	return true
-}
+func TestMain(m *testing.M) { iggytest.MainEveryDialect(m) }
 
 // env is the server a test reads from, and a topic of its own there.
 type env struct {

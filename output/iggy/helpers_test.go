@@ -11,13 +11,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
@@ -41,42 +39,10 @@ import (
 // IGGY_USERNAME and IGGY_PASSWORD, default iggy/iggy). Tests that need
 // fault injection skip only that part with a real server.
 
-// dialectEnv picks the test server's dialect in a run of the suite.
-const dialectEnv = "IGGYTEST_VERSION"
-
 // testVersion is the dialect of this run's test server.
-var testVersion = iggytest.Version08
+var testVersion = iggytest.SuiteVersion()
 
-func TestMain(m *testing.M) {
-	v := os.Getenv(dialectEnv)
-	if v == "0.9" {
-		testVersion = iggytest.Version09
-	}
-	code := m.Run()
-	if v != "" || os.Getenv("IGGY_TCP_ADDRESS") != "" || code != 0 || !runsTests() {
-		os.Exit(code)
-	}
-	// The same suite again, against the test server speaking 0.9.
-	fmt.Println("=== the suite again, with the test server speaking Iggy 0.9")
-	cmd := exec.Command(os.Args[0], os.Args[1:]...)
-	cmd.Env = append(os.Environ(), dialectEnv+"=0.9")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-// runsTests tells whether this run runs tests, as opposed to listing them,
-// fuzzing or benchmarking, which the second run would only repeat.
-func runsTests() bool {
-	for _, f := range []string{"test.list", "test.fuzz", "test.bench"} {
-		if fl := flag.Lookup(f); fl != nil && fl.Value.String() != "" {
-			return false
-		}
-	}
-	return true
-}
+func TestMain(m *testing.M) { iggytest.MainEveryDialect(m) }
 
 // env is the Iggy server a test talks to.
 type env struct {

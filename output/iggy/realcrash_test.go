@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
 )
 
 // realServerBinEnv names an Iggy server binary (0.8.0 or 0.9, built from
@@ -32,7 +34,7 @@ func TestRealServerCrash(t *testing.T) {
 	if bin == "" {
 		t.Skip(realServerBinEnv + " is not set (a real Iggy server binary to start and SIGKILL)")
 	}
-	if os.Getenv(dialectEnv) != "" {
+	if os.Getenv(iggytest.DialectEnv) != "" {
 		t.Skip("with " + realServerBinEnv + " set this runs once, in the suite's first run: the test server's dialect does not matter to it")
 	}
 	for _, mode := range []string{"fsync", "send"} {
