@@ -64,7 +64,8 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"move Apache Fluss tables into Apache Iggy",
+		"move Apache Fluss tables into Apache Iggy, and Iggy topics into Fluss",
+		"run config/iggy_to_fluss.yaml",
 		"create fluss//iggy > pipeline.yaml",
 		"lint pipeline.yaml",
 		"run -r config/resources/bbolt.yaml config/fluss_to_iggy.yaml",
@@ -89,6 +90,9 @@ func TestHelp(t *testing.T) {
 	root := repoRoot(t)
 	if out, stderr, code := runBin(t, root, nil, "lint", "-r", "config/resources/bbolt.yaml", "config/fluss_to_iggy.yaml"); code != 0 {
 		t.Errorf("the help's run example does not lint: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := runBin(t, root, nil, "lint", "config/iggy_to_fluss.yaml"); code != 0 {
+		t.Errorf("the help's example of the other direction does not lint: exit %d\n%s%s", code, out, stderr)
 	}
 	createAndLint(t, dir, "fluss//iggy")
 }

@@ -9,7 +9,7 @@ import "github.com/urfave/cli/v2"
 // with an example of components this build lacks) and offers no option to
 // change them, so the template does not print them.
 const appHelp = `NAME:
-   {{.Name}} - move Apache Fluss tables into Apache Iggy (a Benthos v4.60.0 distribution)
+   {{.Name}} - move Apache Fluss tables into Apache Iggy, and Iggy topics into Fluss (a Benthos v4.60.0 distribution)
 
 USAGE:
    {{.HelpName}} [global options] command [command options] [arguments...]
@@ -29,6 +29,8 @@ DESCRIPTION:
      {{.HelpName}} run -r config/resources/bbolt.yaml config/fluss_to_iggy.yaml
                                         the shipped example (from the repository, or
                                         /etc/fluss-iggy/ in the container image)
+     {{.HelpName}} run config/iggy_to_fluss.yaml       the other direction: an Iggy topic into a
+                                        Fluss table (offsets stored on the Iggy server)
 
    Look at Fluss from the terminal, at how far behind a pipeline is, and at what it
    delivered to Iggy:
