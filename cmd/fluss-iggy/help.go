@@ -18,7 +18,9 @@ DESCRIPTION:
    A pipeline reads a Fluss table's log (log tables, primary-key changelogs) with the
    fluss input, reshapes rows with Bloblang, writes them to Iggy with the iggy output and
    commits per-bucket offsets to a cache resource (bbolt, redis) once Iggy acknowledged
-   them. Every Benthos pure and io component is included as well.
+   them. The other way round, the iggy input reads a topic as a consumer group and the
+   fluss output appends, upserts or deletes rows of a Fluss table. Every Benthos pure and
+   io component is included as well.
 
    Start here:
 
