@@ -4,11 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/big"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
 
 // Layout of a KV batch (PutKv records), all little-endian.
@@ -126,35 +125,48 @@ func (b *KVBatchBuilder) Build() []byte {
 // compacted keys, the default table.kv.format (COMPACTED). The Arrow schema
 // must be the one fluss/types derives from the table schema (§4.2 of the
 // protocol reference): the Arrow types give the Fluss encodings (TIME as
-// milliseconds of day, TIMESTAMP precision from the unit, DECIMAL precision).
-// ARRAY, MAP and ROW columns are not supported yet.
+// milliseconds of day, TIMESTAMP precision from the unit, DECIMAL precision;
+// CHAR and STRING, TIMESTAMP and TIMESTAMP_LTZ encode alike). ARRAY, MAP and
+// ROW columns are BinaryArray, BinaryMap and nested CompactedRow values; key
+// columns cannot be of those types (Fluss refuses them in keys too).
 type RowEncoder struct {
 	schema *arrow.Schema
-	fields []valueWriter
+	row    *rowWriter
 	pk     []int
 	key    []byte
 	value  []byte
 }
 
-type valueWriter func(dst []byte, arr arrow.Array, i int) []byte
-
 // NewRowEncoder returns an encoder for records of schema whose primary key
 // is the given column indices, in primary-key order.
 func NewRowEncoder(schema *arrow.Schema, primaryKey []int) (*RowEncoder, error) {
 	e := &RowEncoder{schema: schema, pk: append([]int(nil), primaryKey...)}
-	for _, f := range schema.Fields() {
-		w, err := compactedWriter(f.Type)
+	specs := make([]*fieldSpec, schema.NumFields())
+	dts := make([]arrow.DataType, schema.NumFields())
+	for i, f := range schema.Fields() {
+		t, err := flussTypeOf(f.Type, f.Nullable, 0)
 		if err != nil {
 			return nil, fmt.Errorf("fluss/records: column %q: %w", f.Name, err)
 		}
-		e.fields = append(e.fields, w)
+		if specs[i], err = newFieldSpec(f.Name, t, 0); err != nil {
+			return nil, fmt.Errorf("fluss/records: column %q: %w", f.Name, err)
+		}
+		dts[i] = f.Type
+	}
+	var err error
+	if e.row, err = newRowWriter(LogFormatCompacted, "column", specs, dts); err != nil {
+		return nil, fmt.Errorf("fluss/records: %w", err)
 	}
 	if len(primaryKey) == 0 {
 		return nil, fmt.Errorf("fluss/records: no primary key columns")
 	}
 	for _, c := range primaryKey {
-		if c < 0 || c >= len(e.fields) {
+		if c < 0 || c >= len(specs) {
 			return nil, fmt.Errorf("fluss/records: primary key column index %d out of range", c)
+		}
+		if k := specs[c].kind; k == types.KindArray || k == types.KindMap || k == types.KindRow {
+			return nil, fmt.Errorf("fluss/records: key column %q is %s: Fluss keys cannot hold ARRAY, MAP or ROW values",
+				specs[c].name, schema.Field(c).Type)
 		}
 	}
 	return e, nil
@@ -166,21 +178,11 @@ func (e *RowEncoder) AppendValue(dst []byte, rec arrow.RecordBatch, i int) ([]by
 	if !rec.Schema().Equal(e.schema) {
 		return dst, fmt.Errorf("fluss/records: record schema differs from the encoder's")
 	}
-	n := len(e.fields)
-	start := len(dst)
-	dst = append(dst, make([]byte, (n+7)/8)...)
-	for c, w := range e.fields {
-		col := rec.Column(c)
-		if col.IsNull(i) {
-			if !e.schema.Field(c).Nullable {
-				return dst[:start], fmt.Errorf("fluss/records: row %d: null in NOT NULL column %q", i, e.schema.Field(c).Name)
-			}
-			dst[start+c/8] |= 1 << (c % 8)
-			continue
-		}
-		dst = w(dst, col, i)
+	out, err := e.row.appendRow(dst, recordCols{rec}, i)
+	if err != nil {
+		return out, fmt.Errorf("fluss/records: row %d: %w", i, err)
 	}
-	return dst, nil
+	return out, nil
 }
 
 // AppendKey appends the primary key of row i of rec: the key columns in
@@ -194,128 +196,12 @@ func (e *RowEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, i int) ([]byte
 		if col.IsNull(i) {
 			return dst, fmt.Errorf("fluss/records: row %d: null in primary key column %q", i, e.schema.Field(c).Name)
 		}
-		dst = e.fields[c](dst, col, i)
+		var err error
+		if dst, err = e.row.encs[c](dst, col, i); err != nil {
+			return dst, fmt.Errorf("fluss/records: row %d: key column %q: %w", i, e.schema.Field(c).Name, err)
+		}
 	}
 	return dst, nil
-}
-
-// compactedWriter returns the CompactedRow encoding of a non-null value.
-func compactedWriter(dt arrow.DataType) (valueWriter, error) {
-	switch dt := dt.(type) {
-	case *arrow.BooleanType:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			if a.(*array.Boolean).Value(i) {
-				return append(dst, 1)
-			}
-			return append(dst, 0)
-		}, nil
-	case *arrow.Int8Type:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return append(dst, byte(a.(*array.Int8).Value(i)))
-		}, nil
-	case *arrow.Int16Type:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return binary.LittleEndian.AppendUint16(dst, uint16(a.(*array.Int16).Value(i)))
-		}, nil
-	case *arrow.Int32Type:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return appendUvarint32(dst, uint32(a.(*array.Int32).Value(i)))
-		}, nil
-	case *arrow.Date32Type:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return appendUvarint32(dst, uint32(a.(*array.Date32).Value(i)))
-		}, nil
-	case *arrow.Time32Type:
-		mul := int32(1)
-		if dt.Unit == arrow.Second {
-			mul = 1000
-		}
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return appendUvarint32(dst, uint32(int32(a.(*array.Time32).Value(i))*mul))
-		}, nil
-	case *arrow.Time64Type:
-		div := int64(1000)
-		if dt.Unit == arrow.Nanosecond {
-			div = 1000000
-		}
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return appendUvarint32(dst, uint32(int32(floorDiv(int64(a.(*array.Time64).Value(i)), div))))
-		}, nil
-	case *arrow.Int64Type:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return binary.AppendUvarint(dst, uint64(a.(*array.Int64).Value(i)))
-		}, nil
-	case *arrow.Float32Type:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return binary.LittleEndian.AppendUint32(dst, math.Float32bits(a.(*array.Float32).Value(i)))
-		}, nil
-	case *arrow.Float64Type:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return binary.LittleEndian.AppendUint64(dst, math.Float64bits(a.(*array.Float64).Value(i)))
-		}, nil
-	case *arrow.StringType:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			v := a.(*array.String).Value(i)
-			return append(appendUvarint32(dst, uint32(len(v))), v...)
-		}, nil
-	case *arrow.BinaryType:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			v := a.(*array.Binary).Value(i)
-			return append(appendUvarint32(dst, uint32(len(v))), v...)
-		}, nil
-	case *arrow.FixedSizeBinaryType:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			v := a.(*array.FixedSizeBinary).Value(i)
-			return append(appendUvarint32(dst, uint32(len(v))), v...)
-		}, nil
-	case *arrow.Decimal128Type:
-		return compactedDecimalWriter(dt), nil
-	case *arrow.TimestampType:
-		return compactedTimestampWriter(dt), nil
-	}
-	return nil, fmt.Errorf("the Arrow type %s has no KV (CompactedRow) encoding here", dt)
-}
-
-// compactedDecimalWriter encodes DECIMAL: compact (precision <= 18) as the
-// unscaled long, else as the big-endian two's complement bytes.
-func compactedDecimalWriter(dt *arrow.Decimal128Type) valueWriter {
-	if dt.Precision <= 18 {
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return binary.AppendUvarint(dst, uint64(a.(*array.Decimal128).Value(i).LowBits()))
-		}
-	}
-	return func(dst []byte, a arrow.Array, i int) []byte {
-		v := twosComplementBE(a.(*array.Decimal128).Value(i))
-		return append(appendUvarint32(dst, uint32(len(v))), v...)
-	}
-}
-
-// compactedTimestampWriter encodes TIMESTAMP: milliseconds, plus the
-// nanoseconds within the millisecond for precisions above 3.
-func compactedTimestampWriter(dt *arrow.TimestampType) valueWriter {
-	switch dt.Unit {
-	case arrow.Second:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return binary.AppendUvarint(dst, uint64(int64(a.(*array.Timestamp).Value(i))*1000))
-		}
-	case arrow.Millisecond:
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			return binary.AppendUvarint(dst, uint64(a.(*array.Timestamp).Value(i)))
-		}
-	default:
-		perMilli := int64(1000)
-		nanoMul := int64(1000)
-		if dt.Unit == arrow.Nanosecond {
-			perMilli, nanoMul = 1000000, 1
-		}
-		return func(dst []byte, a arrow.Array, i int) []byte {
-			v := int64(a.(*array.Timestamp).Value(i))
-			ms := floorDiv(v, perMilli)
-			nanos := (v - ms*perMilli) * nanoMul
-			dst = binary.AppendUvarint(dst, uint64(ms))
-			return appendUvarint32(dst, uint32(nanos))
-		}
-	}
 }
 
 func floorDiv(a, b int64) int64 {
@@ -324,31 +210,6 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-// twosComplementBE is Java's BigInteger.toByteArray of the unscaled value:
-// the minimal big-endian two's-complement bytes.
-func twosComplementBE(v decimal128.Num) []byte {
-	bi := v.BigInt()
-	if bi.Sign() >= 0 {
-		b := bi.Bytes()
-		if len(b) == 0 || b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
-	}
-	// For negative x: bytes of 2^(8n) + x with the smallest n that keeps the sign bit set.
-	n := (bi.BitLen()+8)/8 + 0
-	mod := new(big.Int).Lsh(big.NewInt(1), uint(8*n))
-	b := new(big.Int).Add(mod, bi).Bytes()
-	for len(b) < n {
-		b = append([]byte{0xff}, b...)
-	}
-	// Drop redundant leading 0xff bytes.
-	for len(b) > 1 && b[0] == 0xff && b[1]&0x80 != 0 {
-		b = b[1:]
-	}
-	return b
 }
 
 func uvarintLen(v uint32) int {

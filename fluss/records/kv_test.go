@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -108,6 +109,11 @@ func TestCompactedEncodings(t *testing.T) {
 	}
 }
 
+func twosComplementBE(v decimal128.Num) []byte {
+	var buf [maxDecimalBytes]byte
+	return append([]byte(nil), unscaledBytes(&buf, v)...)
+}
+
 func TestTwosComplementMatchesJava(t *testing.T) {
 	// Java BigInteger.valueOf(x).toByteArray().
 	cases := map[int64][]byte{0: {0}, 1: {1}, 127: {0x7f}, 128: {0, 0x80}, -1: {0xff}, -128: {0x80}, -129: {0xff, 0x7f}, -32768: {0x80, 0}, 255: {0, 0xff}}
@@ -128,8 +134,11 @@ func TestTwosComplementMatchesJava(t *testing.T) {
 
 func TestKVErrors(t *testing.T) {
 	s := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, {Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32)}}, nil)
-	if _, err := NewRowEncoder(s, []int{0}); err == nil {
-		t.Fatal("list column accepted")
+	if _, err := NewRowEncoder(s, []int{0}); err != nil {
+		t.Fatalf("list value column: %v", err)
+	}
+	if _, err := NewRowEncoder(s, []int{1}); err == nil || !strings.Contains(err.Error(), `key column "l" is list<item: int32, nullable>`) {
+		t.Fatalf("list key column: %v", err)
 	}
 	s = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, s)
