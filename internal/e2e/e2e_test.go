@@ -187,6 +187,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("log_table_sigkill", f.testSigkill)
 	t.Run("pk_ordering", f.testOrdering)
 	t.Run("shard_rescale", f.testShardRescale)
+	t.Run("round_trip", f.testRoundTrip)
 }
 
 // runTool runs scripts/fluss-java.sh; unlike flusstest.RunJava it may run
