@@ -76,8 +76,8 @@ func TimingFields() []*service.ConfigField {
 			LintRule(speclint.PositiveDuration(FieldKeepAlive)).
 			Advanced(),
 		speclint.IntField(FieldMaxLogins).
-			Description("How many logins in a row the server may refuse (a wrong password or token, an unknown or inactive user) before the pipeline stops, and the process exits 1 naming the address and user. "+
-				"0 retries forever, with the usual back-off: worth it when the user may appear later, an operator or a provisioning job creating it or setting its password after the pipeline starts. "+
+			Description("How many logins in a row the server may refuse (a wrong password or token, an unknown or inactive user) before the pipeline stops, and the process exits 1 naming the address and user. " +
+				"0 retries forever, with the usual back-off: worth it when the user may appear later, an operator or a provisioning job creating it or setting its password after the pipeline starts. " +
 				"A server that cannot be reached is always retried, whatever this says.").
 			Default(3).
 			LintRule(speclint.MinInt(FieldMaxLogins, 0)).
