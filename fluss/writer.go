@@ -17,18 +17,21 @@ import (
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/pb"
 	"github.com/fluss-iggy/fluss-iggy/fluss/internal/wire"
 	"github.com/fluss-iggy/fluss-iggy/fluss/records"
+	"github.com/fluss-iggy/fluss-iggy/fluss/types"
 )
 
 // The writer sends what the Java client's writers send, without their
 // accumulators: Append turns an Arrow record into one log batch per bucket
-// (ProduceLog, compressed with the table's codec, as projected reads
-// require), Upsert and Delete turn rows into KV batches (PutKv) routed to
-// buckets by the Fluss bucketing function over the bucket key. Writes wait
-// for every in-sync replica (acks -1) by default. A bucket whose leader
-// refuses the batch with a retriable error (NOT_LEADER_OR_FOLLOWER, ...) is
-// sent again after a metadata refresh; a batch the server may have
-// appended (a timeout, a connection lost after sending) is not, so a write
-// is applied at most once by this client: its error is then ambiguous.
+// (ProduceLog) in the table's log format (ARROW compressed with the table's
+// codec, as projected reads require; INDEXED or COMPACTED records), Upsert
+// and Delete turn rows into KV batches (PutKv) of rows in the table's kv
+// format, routed to buckets by the Fluss bucketing function over the bucket
+// key. Writes wait for every in-sync replica (acks -1) by default. A bucket
+// whose leader refuses the batch with a retriable error
+// (NOT_LEADER_OR_FOLLOWER, ...) is sent again after a metadata refresh; a
+// batch the server may have appended (a timeout, a connection lost after
+// sending) is not, so a write is applied at most once by this client: its
+// error is then ambiguous.
 
 type writeConfig struct {
 	acks             int32
@@ -71,8 +74,11 @@ type Writer struct {
 	pkCols     []int
 	bucketCols []int // nil: the bucket key is the primary key (or, of a log table, none)
 	encMu      sync.Mutex
-	keyEnc     *records.RowEncoder
+	keyEnc     *records.RowEncoder // keys and values (in the table's kv format)
 	bucketEnc  *records.RowEncoder // also of log tables with a bucket key
+
+	// Log tables whose log format is INDEXED or COMPACTED (nil: ARROW).
+	rowLog *records.RowLogEncoder
 
 	// The sticky assigner of log tables without a bucket key.
 	stickyOnce sync.Once
@@ -108,18 +114,13 @@ func (c *Client) NewWriter(info *TableInfo, opts ...WriteOption) (*Writer, error
 	if cfg.acks < -1 || cfg.acks > 1 {
 		return nil, fmt.Errorf("fluss: writer of %s: acks %d (want -1, 0 or 1)", info.Path, cfg.acks)
 	}
-	w := &Writer{c: c, info: info, cfg: cfg}
+	w := &Writer{c: c, info: info, cfg: cfg, codec: records.CompressionZSTD}
 	if d := info.Descriptor; d != nil {
-		if f := d.LogFormat(); f != "ARROW" {
-			return nil, fmt.Errorf("fluss: writer of %s: log format %s is not supported (only ARROW)", info.Path, f)
-		}
 		codec, err := records.ParseCompression(d.ArrowCompression())
 		if err != nil {
 			return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
 		}
 		w.codec = codec
-	} else {
-		w.codec = records.CompressionZSTD
 	}
 	as, err := info.Schema.ArrowSchema()
 	if err != nil {
@@ -129,12 +130,29 @@ func (c *Client) NewWriter(info *TableInfo, opts ...WriteOption) (*Writer, error
 	if info.HasPrimaryKey() {
 		err = w.initPrimaryKey()
 	} else {
-		err = w.initLogBucketKey()
+		err = w.initLog()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fluss: writer of %s: %w", info.Path, err)
 	}
 	return w, nil
+}
+
+// initLog prepares the batch encoder of a log table in a row format and
+// its bucket-key encoder.
+func (w *Writer) initLog() error {
+	if d := w.info.Descriptor; d != nil {
+		format, err := records.ParseLogFormat(d.LogFormat())
+		if err != nil {
+			return err
+		}
+		if format != records.LogFormatArrow {
+			if w.rowLog, err = records.NewRowLogEncoder(w.info.Schema, format); err != nil {
+				return err
+			}
+		}
+	}
+	return w.initLogBucketKey()
 }
 
 // initPrimaryKey prepares the key encoders of a primary-key table: the
@@ -144,7 +162,13 @@ func (w *Writer) initPrimaryKey() (err error) {
 	if w.pkCols, err = info.Schema.ProjectionIndices(info.PrimaryKey); err != nil {
 		return fmt.Errorf("primary key: %w", err)
 	}
-	if w.keyEnc, err = records.NewRowEncoder(w.schema, w.pkCols); err != nil {
+	kvFormat := records.LogFormatCompacted
+	if d := info.Descriptor; d != nil {
+		if kvFormat, err = records.ParseKVFormat(d.Property(types.PropKVFormat, "")); err != nil {
+			return err
+		}
+	}
+	if w.keyEnc, err = records.NewKVEncoder(info.Schema, w.pkCols, kvFormat); err != nil {
 		return err
 	}
 	bk := bucketKey(info)
@@ -207,8 +231,8 @@ func equalStrings(a, b []string) bool {
 // Schema returns the Arrow schema records must have.
 func (w *Writer) Schema() *arrow.Schema { return w.schema }
 
-// Compression returns the codec log batches are compressed with (the
-// table's).
+// Compression returns the codec ARROW log batches are compressed with (the
+// table's; INDEXED and COMPACTED batches are not compressed).
 func (w *Writer) Compression() records.Compression { return w.codec }
 
 func (w *Writer) checkSchema(rec arrow.RecordBatch) error {
@@ -245,9 +269,14 @@ func (w *Writer) AppendBuckets(ctx context.Context, partitionID int64, recs map[
 		if rec.NumRows() == 0 {
 			return nil, fmt.Errorf("fluss: append to %s bucket %d: empty record", w.info.Path, b)
 		}
-		data, err := records.EncodeLogBatch(rec, records.LogBatchOptions{
-			SchemaID: int16(w.info.SchemaID), Compression: w.codec, Allocator: w.cfg.mem,
-		})
+		opts := records.LogBatchOptions{SchemaID: int16(w.info.SchemaID), Compression: w.codec, Allocator: w.cfg.mem}
+		var data []byte
+		var err error
+		if w.rowLog != nil {
+			data, err = w.rowLog.AppendLogBatch(nil, rec, opts)
+		} else {
+			data, err = records.EncodeLogBatch(rec, opts)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("fluss: append to %s bucket %d: %w", w.info.Path, b, err)
 		}

@@ -22,9 +22,14 @@ import (
 // and an ARRAY column.
 const userNestedColumns = "id INT NOT NULL, name STRING, balance DECIMAL(12,2), updated TIMESTAMP(3), scores ARRAY<INT>"
 
+// indexedKVColumns are the types of --all-types but BINARY(n), nested too.
+const indexedKVColumns = "id INT NOT NULL, c CHAR(8), s STRING NOT NULL, by BYTES, d DECIMAL(38, 18), d2 DECIMAL(12, 2), " +
+	"t TIMESTAMP(9), l TIMESTAMP_LTZ(3), tm TIME(6), dt DATE, f FLOAT, b BOOLEAN, a ARRAY<STRING>, " +
+	"m MAP<STRING, ARRAY<DOUBLE>>, r ROW<x INT, y CHAR(3), z ARRAY<TIMESTAMP(6)>, w MAP<INT, DECIMAL(20, 2)>>"
+
 // TestWriterWritePrimaryKeyNested: rows the Java tool generates for a
-// primary-key table with nested columns (every type with --all-types, and
-// the user's table) are upserted, updated and partly deleted by our writer
+// primary-key table with nested columns (every type with --all-types, the
+// user's table, and INDEXED KV values) are upserted, updated and partly deleted by our writer
 // and, from the same JSON lines, by the Java client into a twin table: the
 // Java tool's state of the two tables (bucket and row of every key) must be
 // equal.
@@ -38,6 +43,11 @@ func TestWriterWritePrimaryKeyNested(t *testing.T) {
 	}{
 		{"alltypes", []string{"--all-types"}},
 		{"user", []string{"--columns", userNestedColumns}},
+		// INDEXED KV values. Fluss 0.9.1 fails the upserts of the Java client
+		// too with --log-format INDEXED ("IndexWalBuilder requires the log row
+		// to be IndexedRow") or with a BINARY(n) column ("Not enough space to
+		// copy data from byte array", writing the changelog): neither here.
+		{"indexedkv", []string{"--columns", indexedKVColumns, "--kv-format", "INDEXED"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ours, ref := db+"."+tc.name+"_ours", db+"."+tc.name+"_ref"
@@ -59,12 +69,7 @@ func TestWriterWritePrimaryKeyNested(t *testing.T) {
 			dels := writeLines(t, dir, "dels", delLines)
 
 			ctx := cmpCtx(t, 3*time.Minute)
-			path, _ := fluss.ParseTablePath(ours)
-			info := waitTable(t, c, path)
-			w, err := c.NewWriter(info, fluss.WriteAllocator(checkedAlloc(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			info, w := tableWriter(t, c, ours)
 			for _, f := range []string{ups, updates} {
 				writeJSONFile(ctx, t, w, info, f, false)
 			}
@@ -83,6 +88,22 @@ func TestWriterWritePrimaryKeyNested(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tableWriter waits until a table is ready and returns its info and a
+// writer of it.
+func tableWriter(t *testing.T, c *fluss.Client, table string) (*fluss.TableInfo, *fluss.Writer) {
+	t.Helper()
+	path, err := fluss.ParseTablePath(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := waitTable(t, c, path)
+	w, err := c.NewWriter(info, fluss.WriteAllocator(checkedAlloc(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info, w
 }
 
 // generatedLines returns the JSON rows the Java tool generates for table
@@ -168,5 +189,44 @@ func TestWriterNestedKeyRefused(t *testing.T) {
 	_, err = c.NewWriter(info)
 	if err == nil || !strings.Contains(err.Error(), `key column "scores" is list<element: int32, nullable>: Fluss keys cannot hold ARRAY, MAP or ROW values`) {
 		t.Fatalf("writer of a table keyed by an ARRAY column: %v", err)
+	}
+}
+
+// TestWriterWriteRowFormats: every type (--all-types) written by our writer
+// to log tables whose log format is COMPACTED or INDEXED, from the JSON
+// rows the Java tool generates and, in a twin table, appends itself: the
+// Java tool's scans of the two tables are equal (bucket key id, so that the
+// rows land in the same buckets at the same offsets), and so are ours.
+func TestWriterWriteRowFormats(t *testing.T) {
+	t.Parallel()
+	c := cmpClient(t)
+	db := cmpDatabase(t, c)
+	for _, format := range []string{"COMPACTED", "INDEXED"} {
+		t.Run(format, func(t *testing.T) {
+			ours, ref := db+".ours_"+strings.ToLower(format), db+".ref_"+strings.ToLower(format)
+			for _, table := range []string{ours, ref} {
+				flusstest.RunJava(t, "create-table", table, "--all-types", "--log-format", format, "--bucket-key", "id", "--buckets", "3")
+			}
+			dir := t.TempDir()
+			lines := generatedLines(t, ref, "--rows", "240", "--seed", "41")
+			first, second := writeLines(t, dir, "first", lines[:100]), writeLines(t, dir, "second", lines[100:])
+			flusstest.RunJava(t, "append", ref, "--file", first)
+			flusstest.RunJava(t, "append", ref, "--file", second)
+
+			ctx := cmpCtx(t, 3*time.Minute)
+			info, w := tableWriter(t, c, ours)
+			writeJSONFile(ctx, t, w, info, first, false)
+			writeJSONFile(ctx, t, w, info, second, false)
+
+			want := javaScan(t, ref)
+			if n := strings.Count(want, "\n"); n != 240 {
+				t.Fatalf("the Java client's table holds %d rows, want 240", n)
+			}
+			sameLines(t, ours+" (java scan)", want, javaScan(t, ours))
+			// Our scans of both are equal too (not always to Java's: a
+			// BINARY(n) ending in zero bytes loses them in Java's reading of an
+			// IndexedRow, not in ours).
+			sameLines(t, ours+" (go scan)", goScan(t, c, ref), goScan(t, c, ours))
+		})
 	}
 }

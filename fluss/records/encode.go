@@ -87,16 +87,65 @@ func EncodeLogBatch(rec arrow.RecordBatch, opts LogBatchOptions) ([]byte, error)
 
 // AppendLogBatch is EncodeLogBatch appending to dst.
 func AppendLogBatch(dst []byte, rec arrow.RecordBatch, opts LogBatchOptions) ([]byte, error) {
-	n := rec.NumRows()
+	h, err := newLogHeader(rec.NumRows(), &opts)
+	if err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
+	if n := rec.NumRows(); n > 0 {
+		for _, c := range opts.ChangeTypes {
+			dst = append(dst, byte(c))
+		}
+		if dst, err = appendArrowBody(dst, rec, &opts); err != nil {
+			return dst[:start], err
+		}
+	}
+	return sealLogBatch(dst, start, &h)
+}
+
+// appendArrowBody appends rec as one Arrow IPC RecordBatch message whose
+// buffers are compressed with opts.Compression.
+func appendArrowBody(dst []byte, rec arrow.RecordBatch, opts *LogBatchOptions) ([]byte, error) {
+	mem := opts.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	ipcOpts := []ipc.Option{ipc.WithAllocator(mem)}
+	switch opts.Compression {
+	case CompressionNone:
+	case CompressionLZ4Frame:
+		ipcOpts = append(ipcOpts, ipc.WithLZ4())
+	case CompressionZSTD:
+		ipcOpts = append(ipcOpts, ipc.WithZstd())
+	default:
+		return dst, fmt.Errorf("fluss/records: unknown compression %v", opts.Compression)
+	}
+	payload, err := ipc.GetRecordBatchPayload(rec, ipcOpts...)
+	if err != nil {
+		return dst, fmt.Errorf("fluss/records: encode Arrow record batch: %w", err)
+	}
+	w := appendWriter{b: dst}
+	_, err = payload.WritePayload(&w)
+	payload.Release()
+	if err != nil {
+		return dst, fmt.Errorf("fluss/records: write Arrow record batch: %w", err)
+	}
+	return w.b, nil
+}
+
+// newLogHeader checks the options of a batch of n rows and returns its
+// header but for Length and CRC.
+func newLogHeader(n int64, opts *LogBatchOptions) (Header, error) {
 	if n > maxArrayLength {
-		return dst, fmt.Errorf("fluss/records: %d rows do not fit a log batch", n)
+		return Header{}, fmt.Errorf("fluss/records: %d rows do not fit a log batch", n)
 	}
 	if opts.ChangeTypes != nil && int64(len(opts.ChangeTypes)) != n {
-		return dst, fmt.Errorf("fluss/records: %d change types for %d rows", len(opts.ChangeTypes), n)
+		return Header{}, fmt.Errorf("fluss/records: %d change types for %d rows", len(opts.ChangeTypes), n)
 	}
 	for i, c := range opts.ChangeTypes {
 		if !c.Valid() {
-			return dst, fmt.Errorf("fluss/records: row %d: invalid change type %d", i, c)
+			return Header{}, fmt.Errorf("fluss/records: row %d: invalid change type %d", i, c)
 		}
 	}
 	h := Header{
@@ -116,45 +165,19 @@ func AppendLogBatch(dst []byte, rec arrow.RecordBatch, opts LogBatchOptions) ([]
 	if opts.ChangeTypes == nil {
 		h.Attributes = attrAppendOnly
 	}
-	start := len(dst)
-	dst = append(dst, make([]byte, HeaderSize)...)
-	if n > 0 {
-		for _, c := range opts.ChangeTypes {
-			dst = append(dst, byte(c))
-		}
-		mem := opts.Allocator
-		if mem == nil {
-			mem = memory.DefaultAllocator
-		}
-		ipcOpts := []ipc.Option{ipc.WithAllocator(mem)}
-		switch opts.Compression {
-		case CompressionNone:
-		case CompressionLZ4Frame:
-			ipcOpts = append(ipcOpts, ipc.WithLZ4())
-		case CompressionZSTD:
-			ipcOpts = append(ipcOpts, ipc.WithZstd())
-		default:
-			return dst[:start], fmt.Errorf("fluss/records: unknown compression %v", opts.Compression)
-		}
-		payload, err := ipc.GetRecordBatchPayload(rec, ipcOpts...)
-		if err != nil {
-			return dst[:start], fmt.Errorf("fluss/records: encode Arrow record batch: %w", err)
-		}
-		w := appendWriter{b: dst}
-		_, err = payload.WritePayload(&w)
-		payload.Release()
-		if err != nil {
-			return dst[:start], fmt.Errorf("fluss/records: write Arrow record batch: %w", err)
-		}
-		dst = w.b
-	}
+	return h, nil
+}
+
+// sealLogBatch writes the header h of the batch at dst[start:] (its length
+// and CRC-32C from the bytes after it).
+func sealLogBatch(dst []byte, start int, h *Header) ([]byte, error) {
 	size := len(dst) - start
 	if int64(size)-LogOverhead > 1<<31-1 {
 		return dst[:start], fmt.Errorf("fluss/records: log batch of %d bytes is too large", size)
 	}
 	h.Length = int32(size - LogOverhead)
 	b := dst[start:]
-	putHeader(b, &h)
+	putHeader(b, h)
 	binary.LittleEndian.PutUint32(b[offCRC:], crc32c(b[offSchemaID:]))
 	return dst, nil
 }

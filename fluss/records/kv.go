@@ -131,7 +131,8 @@ func (b *KVBatchBuilder) Build() []byte {
 // columns cannot be of those types (Fluss refuses them in keys too).
 type RowEncoder struct {
 	schema *arrow.Schema
-	row    *rowWriter
+	row    *rowWriter // the values
+	keys   *rowWriter // COMPACTED, whatever the values' format: its encs encode the key columns
 	pk     []int
 	key    []byte
 	value  []byte
@@ -157,6 +158,7 @@ func NewRowEncoder(schema *arrow.Schema, primaryKey []int) (*RowEncoder, error) 
 	if e.row, err = newRowWriter(LogFormatCompacted, "column", specs, dts); err != nil {
 		return nil, fmt.Errorf("fluss/records: %w", err)
 	}
+	e.keys = e.row
 	if len(primaryKey) == 0 {
 		return nil, fmt.Errorf("fluss/records: no primary key columns")
 	}
@@ -172,8 +174,31 @@ func NewRowEncoder(schema *arrow.Schema, primaryKey []int) (*RowEncoder, error) 
 	return e, nil
 }
 
-// AppendValue appends row i of rec as a CompactedRow: a null bitmap of
-// ceil(n/8) bytes, then the non-null fields in order.
+// NewKVEncoder returns an encoder of the rows of a primary-key table of
+// schema (records of the Arrow schema types.Schema.ArrowSchema gives) whose
+// values are in kvFormat, the table's table.kv.format: LogFormatCompacted
+// (the default; then it is NewRowEncoder's) or LogFormatIndexed (IndexedRow
+// values, which need the Fluss types: a CHAR(n) takes n bytes). Keys are
+// compacted in both.
+func NewKVEncoder(schema *types.Schema, primaryKey []int, kvFormat LogFormat) (*RowEncoder, error) {
+	if !kvFormat.isRow() {
+		return nil, fmt.Errorf("fluss/records: kv format %q is not a row format (want COMPACTED or INDEXED)", string(kvFormat))
+	}
+	as, row, err := schemaRowWriter(schema, kvFormat)
+	if err != nil {
+		return nil, err
+	}
+	e, err := NewRowEncoder(as, primaryKey)
+	if err != nil {
+		return nil, err
+	}
+	e.row = row
+	return e, nil
+}
+
+// AppendValue appends row i of rec as a row of the encoder's format (a
+// CompactedRow: a null bitmap of ceil(n/8) bytes, then the non-null fields
+// in order).
 func (e *RowEncoder) AppendValue(dst []byte, rec arrow.RecordBatch, i int) ([]byte, error) {
 	if !rec.Schema().Equal(e.schema) {
 		return dst, fmt.Errorf("fluss/records: record schema differs from the encoder's")
@@ -197,7 +222,7 @@ func (e *RowEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, i int) ([]byte
 			return dst, fmt.Errorf("fluss/records: row %d: null in primary key column %q", i, e.schema.Field(c).Name)
 		}
 		var err error
-		if dst, err = e.row.encs[c](dst, col, i); err != nil {
+		if dst, err = e.keys.encs[c](dst, col, i); err != nil {
 			return dst, fmt.Errorf("fluss/records: row %d: key column %q: %w", i, e.schema.Field(c).Name, err)
 		}
 	}

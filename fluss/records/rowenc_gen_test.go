@@ -168,7 +168,7 @@ func randomNested(t testing.TB, r *rand.Rand, b array.Builder, typ types.DataTyp
 	case *array.MapBuilder:
 		b.Append(true)
 		for k := r.IntN(5); k > 0; k-- {
-			randomValue(t, r, b.KeyBuilder(), *typ.Key)
+			randomValue(t, r, b.KeyBuilder(), typ.Key.NotNull()) // Arrow keys are never null
 			randomValue(t, r, b.ItemBuilder(), *typ.Value)
 		}
 	case *array.StructBuilder:

@@ -134,11 +134,22 @@ func schemaLookup(s *types.Schema) TypeLookup {
 // decodes them with a ValueDecoder: the values must be rec's.
 func kvRoundTrip(t *testing.T, mem memory.Allocator, s *types.Schema, rec arrow.RecordBatch) {
 	t.Helper()
+	kvRoundTripFormat(t, mem, s, LogFormatCompacted, rec)
+}
+
+// kvRoundTripFormat is kvRoundTrip for values in format: COMPACTED from
+// NewRowEncoder (the Arrow types), INDEXED from NewKVEncoder (the Fluss
+// types).
+func kvRoundTripFormat(t *testing.T, mem memory.Allocator, s *types.Schema, format LogFormat, rec arrow.RecordBatch) {
+	t.Helper()
 	enc, err := NewRowEncoder(rec.Schema(), []int{0})
+	if format != LogFormatCompacted {
+		enc, err = NewKVEncoder(s, []int{0}, format)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewValueDecoder(schemaLookup(s), 1, LogFormatCompacted, WithAllocator(mem))
+	d, err := NewValueDecoder(schemaLookup(s), 1, format, WithAllocator(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +215,9 @@ func TestRowEncoderRoundTrip(t *testing.T) {
 }
 
 // FuzzRowEncoderRoundTrip builds a random schema of nested types and random
-// rows from the fuzzer's seed, encodes them and decodes them back: the
-// values must survive, nothing may leak.
+// rows from the fuzzer's seed, encodes them as COMPACTED and INDEXED KV
+// values and log batches (with change types or append-only) and decodes
+// them back: the values must survive, nothing may leak.
 func FuzzRowEncoderRoundTrip(f *testing.F) {
 	for seed := uint64(0); seed < 8; seed++ {
 		f.Add(seed, uint8(seed*3), uint8(40))
@@ -214,8 +226,16 @@ func FuzzRowEncoderRoundTrip(f *testing.F) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		r := rand.New(rand.NewPCG(seed, uint64(ncols)<<8|uint64(nrows)))
 		s := randomSchema(t, r, 1+int(ncols%12))
-		rec := randomRecord(t, mem, s, int(nrows%80), r)
-		kvRoundTrip(t, mem, s, rec)
+		n := int(nrows % 80)
+		rec := randomRecord(t, mem, s, n, r)
+		var cts []ChangeType
+		if seed%2 == 0 {
+			cts = randomChangeTypes(n, seed)
+		}
+		for _, format := range []LogFormat{LogFormatCompacted, LogFormatIndexed} {
+			kvRoundTripFormat(t, mem, s, format, rec)
+			logRoundTrip(t, mem, s, format, rec, cts)
+		}
 		rec.Release()
 		mem.AssertSize(t, 0)
 	})
