@@ -59,15 +59,16 @@ input sets, which the ` + "`iggy`" + ` output keeps as a header and the ` + "`ig
 Rows go where the Java client sends them: a primary-key table's by the bucket key's hash, a log table's by its bucket
 key when it has one, else each batch to one bucket, the next in turn; a partitioned table's to the partition their
 partition-key columns name (missing partitions are created with ` + "`create_partitions: true`" + `, else the rows fail
-naming the partition). A batch is acknowledged only once every bucket it wrote to has acknowledged (` + "`acks`" + `).
+naming the partition). Batches are encoded in the table's log format (ARROW, COMPACTED or INDEXED) and KV format,
+compressed with its codec. A batch is acknowledged only once every bucket it wrote to has acknowledged (` + "`acks`" + `).
 
 Keep ` + "`max_in_flight: 1`" + ` (the default) for primary-key tables: batches in flight at once can reach the server
 out of order, and the later state of a key would then depend on which arrived last (and ` + "`pipeline.threads: 1`" + `,
 as ` + "`config/iggy_to_fluss.yaml`" + ` does, for the same reason).
 
 What no retry can cure stops the pipeline at connect with the reason, and the process exits 1: servers that are not
-Fluss servers or refuse the credentials, a missing table without ` + "`wait_for_table`" + `, a table with a type or log
-format the writer cannot write. Servers that cannot be reached are retried with a back-off.`
+Fluss servers or refuse the credentials, a missing table without ` + "`wait_for_table`" + `, a table the writer cannot write
+(a type this release does not know). Servers that cannot be reached are retried with a back-off.`
 
 // Spec is the configuration spec of the fluss output.
 func Spec() *service.ConfigSpec {
