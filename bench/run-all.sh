@@ -14,9 +14,13 @@
 #      and its chart (results.svg next to it);
 #   3. when bench/input exists, runs it on the same table and appends its
 #      figures to the report;
-#   4. drops the table.
+#   4. drops the table;
+#   5. runs bench/flussout (tables of its own): the fluss output against the
+#      Java client's writer on the same rows (FLUSS_BENCH_OUT_ROWS, default
+#      1,000,000), and appends its report.
 #
 # Environment: FLUSS_BENCH_ROWS, FLUSS_BENCH_ROUNDS (see bench/pipeline),
+# FLUSS_BENCH_OUT_ROWS, FLUSS_BENCH_OUT_ROUNDS (see bench/flussout),
 # BENCH_RESULTS (default bench/results.md), FLUSS_IGGY_BIN (default
 # bin/fluss-iggy, built when missing).
 
@@ -102,6 +106,24 @@ scan_stage() { # name, pattern, extra env...
 scan_stage "row-format logs (COMPACTED beside ARROW)" ScanRowFormat FLUSS_BENCH_ROWS="${FLUSS_BENCH_SCAN_ROWS:-1000000}"
 scan_stage "a KV snapshot beside the log scan (1,000,000 keys)" BenchmarkSnapshot FLUSS_BENCH_ROWS=1000000
 scan_stage "a table half in S3" ScanRemoteS3 FLUSS_S3_START=1 FLUSS_BENCH_ROWS="${FLUSS_BENCH_S3_ROWS:-2000000}"
+
+# bench/flussout: the fluss output writing the same JSON lines as the Java
+# client's writer, each into fresh tables of its own database.
+if [[ -d bench/flussout ]]; then
+	echo "run-all: bench/flussout (${FLUSS_BENCH_OUT_ROWS:-1000000} rows)"
+	if FLUSS_BENCH_OUT_REPORT="$work/flussout.txt" go test -run '^$' -bench . -benchtime 1x -timeout 90m ./bench/flussout >"$work/flussout.out" 2>&1; then
+		cat "$work/flussout.out"
+		{
+			printf '\n## bench/flussout: the fluss output against the Java client'"'"'s writer\n\n'
+			printf 'The same JSON lines (the bench table'"'"'s rows) written by `fluss-java.sh append/upsert --file` and by Benthos streams inside a test process into the `fluss` output (see bench/flussout/README.md); its own report, as printed:\n\n```\n'
+			cat "$work/flussout.txt"
+			printf '```\n'
+		} >>"$work/results.md"
+	else
+		cat "$work/flussout.out" >&2
+		printf '\n## bench/flussout\n\nFailed on this run (see the output of `make bench`).\n' >>"$work/results.md"
+	fi
+fi
 
 cp "$work/results.md" "$results"
 if [[ -f "$work/results.svg" ]]; then
