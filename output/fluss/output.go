@@ -189,8 +189,9 @@ func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) err
 func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBuilder, fail func(int, error)) ([]bool, bool) {
 	deletes := make([]bool, 0, len(batch))
 	any := false
+	changeType := changeTypeOf(batch, o.conf.changeType)
 	for i, msg := range batch {
-		ct, err := batch.TryInterpolatedString(i, o.conf.changeType)
+		ct, err := changeType(i)
 		if err != nil {
 			fail(i, fmt.Errorf("field %s: %w", foFieldChangeType, err))
 			continue
@@ -215,6 +216,18 @@ func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBui
 		any = any || act == actDelete
 	}
 	return deletes, any
+}
+
+// changeTypeOf returns the function giving the change type of the batch's
+// i-th message: the static value, or the expression resolved with one
+// executor for the whole batch (batch.TryInterpolatedString copies the batch
+// on every call, which made 4,096-message batches cost quadratic time).
+func changeTypeOf(batch service.MessageBatch, expr *service.InterpolatedString) func(int) (string, error) {
+	if s, ok := expr.Static(); ok {
+		return func(int) (string, error) { return s, nil }
+	}
+	exec := batch.InterpolationExecutor(expr)
+	return exec.TryString
 }
 
 func deletesIfAny(deletes []bool, any bool) []bool {
