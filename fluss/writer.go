@@ -28,16 +28,18 @@ import (
 // format, routed to buckets by the Fluss bucketing function over the bucket
 // key. Writes wait for every in-sync replica (acks -1) by default. A bucket
 // whose leader refuses the batch with a retriable error
-// (NOT_LEADER_OR_FOLLOWER, ...) is sent again after a metadata refresh; a
+// (NOT_LEADER_OR_FOLLOWER, ...) is sent again after a metadata refresh. A
 // batch the server may have appended (a timeout, a connection lost after
-// sending) is not, so a write is applied at most once by this client: its
-// error is then ambiguous.
+// sending) is sent again only by an idempotent writer (WriteIdempotent),
+// whose servers recognise the repeat; otherwise it is not, so a write is
+// applied at most once by this client and its error is then ambiguous.
 
 type writeConfig struct {
 	acks             int32
 	timeout          time.Duration
 	mem              memory.Allocator
 	createPartitions bool
+	idempotent       bool
 }
 
 // WriteOption configures a Writer.
@@ -56,6 +58,12 @@ func WriteTimeout(d time.Duration) WriteOption { return func(c *writeConfig) { c
 func WriteCreatePartitions(create bool) WriteOption {
 	return func(c *writeConfig) { c.createPartitions = create }
 }
+
+// WriteIdempotent makes the writer idempotent, as the Java client is by
+// default: batches carry a writer id and per-bucket sequence, so a batch
+// whose answer was lost is sent again without being written twice. It
+// needs acks -1, and sends one batch at a time per bucket.
+func WriteIdempotent(on bool) WriteOption { return func(c *writeConfig) { c.idempotent = on } }
 
 // WriteAllocator sets the allocator for Arrow's temporary encoding buffers.
 func WriteAllocator(mem memory.Allocator) WriteOption { return func(c *writeConfig) { c.mem = mem } }
@@ -79,6 +87,9 @@ type Writer struct {
 
 	// Log tables whose log format is INDEXED or COMPACTED (nil: ARROW).
 	rowLog *records.RowLogEncoder
+
+	// The numbering of an idempotent writer's batches (nil: not idempotent).
+	idem *idempotence
 
 	// The sticky assigner of log tables without a bucket key.
 	stickyOnce sync.Once
@@ -114,7 +125,13 @@ func (c *Client) NewWriter(info *TableInfo, opts ...WriteOption) (*Writer, error
 	if cfg.acks < -1 || cfg.acks > 1 {
 		return nil, fmt.Errorf("fluss: writer of %s: acks %d (want -1, 0 or 1)", info.Path, cfg.acks)
 	}
+	if cfg.idempotent && cfg.acks != -1 {
+		return nil, fmt.Errorf("fluss: writer of %s: an idempotent writer needs acks -1 (all), not %d", info.Path, cfg.acks)
+	}
 	w := &Writer{c: c, info: info, cfg: cfg, codec: records.CompressionZSTD}
+	if cfg.idempotent {
+		w.idem = newIdempotence()
+	}
 	if d := info.Descriptor; d != nil {
 		codec, err := records.ParseCompression(d.ArrowCompression())
 		if err != nil {
@@ -372,26 +389,70 @@ func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32]
 	if err != nil {
 		return nil, err
 	}
+	var used map[int32]records.WriterState // the numbers an idempotent writer gave the batches
+	if w.idem != nil {
+		tbs := make([]TableBucket, len(pending))
+		for i, b := range pending {
+			tbs[i] = w.info.Bucket(partitionID, b)
+		}
+		release, err := w.idem.acquire(ctx, tbs)
+		if err != nil {
+			return nil, fmt.Errorf("fluss: write to %s: waiting for the buckets' previous writes: %w", w.info.Path, err)
+		}
+		defer release()
+		used = make(map[int32]records.WriterState, len(pending))
+	}
 	out := map[int32]int64{}
 	failed := map[int32]error{}
-
-	const maxAttempts = 10
-	for attempt := 0; len(pending) > 0; attempt++ {
-		var last error
-		pending, last = w.sendRound(ctx, partitionID, pending, batches, kvBuckets, attempt+1 < maxAttempts, out, failed)
-		if len(pending) > 0 {
-			if err := wire.Sleep(ctx, w.c.backoff().Delay(attempt)); err != nil {
-				for _, b := range pending {
-					failed[b] = fmt.Errorf("%w (last error: %w)", err, last)
-				}
-				break
-			}
-		}
+	w.sendAttempts(ctx, partitionID, pending, batches, kvBuckets, used, out, failed)
+	if w.idem != nil {
+		w.settle(partitionID, used, out, failed)
 	}
 	if len(failed) == 0 {
 		return out, nil
 	}
 	return out, w.writeErrors(partitionID, partName, failed)
+}
+
+// writeMaxAttempts bounds the rounds of one write.
+const writeMaxAttempts = 10
+
+// sendAttempts sends the batches of pending buckets in rounds, with the
+// client's backoff between them, until every bucket succeeded (out) or
+// failed for good (failed).
+func (w *Writer) sendAttempts(ctx context.Context, partitionID int64, pending []int32, batches map[int32][]byte, kvBuckets int32,
+	used map[int32]records.WriterState, out map[int32]int64, failed map[int32]error) {
+	for attempt := 0; len(pending) > 0; attempt++ {
+		mayRetry := attempt+1 < writeMaxAttempts
+		var last error
+		if w.idem != nil {
+			if err := w.stamp(ctx, partitionID, pending, batches, kvBuckets > 0, used); err != nil {
+				last = fmt.Errorf("numbering the batches: %w", err)
+				if !mayRetry || ctx.Err() != nil || !(errcode.IsRetriable(err) || errcode.InvalidatesMetadata(err) || isConnError(err)) {
+					for _, b := range pending {
+						failed[b] = last
+					}
+					return
+				}
+			}
+		}
+		if last == nil {
+			pending, last = w.sendRound(ctx, partitionID, pending, batches, kvBuckets, mayRetry, used, out, failed)
+		}
+		if len(pending) > 0 {
+			if err := wire.Sleep(ctx, w.c.backoff().Delay(attempt)); err != nil {
+				for _, b := range pending {
+					failed[b] = fmt.Errorf("%w (last error: %w)", err, last)
+				}
+				return
+			}
+		}
+	}
+}
+
+func isConnError(err error) bool {
+	var ce *wire.ConnError
+	return errors.As(err, &ce)
 }
 
 // checkSend validates the partition and buckets of a write and returns the
@@ -414,7 +475,7 @@ func (w *Writer) checkSend(ctx context.Context, partitionID int64, buckets []int
 // storing offsets in out and final errors in failed. It returns the buckets
 // to send again (when mayRetry) and the last error that asked for it.
 func (w *Writer) sendRound(ctx context.Context, partitionID int64, pending []int32, batches map[int32][]byte, kvBuckets int32, mayRetry bool,
-	out map[int32]int64, failed map[int32]error) (retry []int32, last error) {
+	used map[int32]records.WriterState, out map[int32]int64, failed map[int32]error) (retry []int32, last error) {
 	info := w.info
 	var mu sync.Mutex
 	keep := func(b int32, err error, sent bool) {
@@ -423,7 +484,10 @@ func (w *Writer) sendRound(ctx context.Context, partitionID int64, pending []int
 		if errcode.InvalidatesMetadata(err) {
 			w.c.invalidateLeader(info.Bucket(partitionID, b))
 		}
-		if mayRetry && ctx.Err() == nil && writeRetriable(err, sent) {
+		if w.idem != nil && lostWriterState(err) {
+			w.idem.reset(used[b].WriterID)
+		}
+		if mayRetry && ctx.Err() == nil && w.retriable(err, sent) {
 			retry = append(retry, b)
 			last = err
 			return
@@ -475,15 +539,21 @@ func (w *Writer) writeErrors(partitionID int64, partName string, failed map[int3
 	return errors.Join(errs...)
 }
 
-// writeRetriable decides whether a failed write may be sent again: only
-// when the server cannot have applied it. Most per-bucket error codes are
-// refusals (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...), but
-// REQUEST_TIME_OUT and NOT_ENOUGH_REPLICAS_AFTER_APPEND come after the
-// leader appended the batch, and a request error after sending (timeout,
-// lost connection) leaves it unknown: those are not retried, so that a
-// batch is never written twice by this client.
-func writeRetriable(err error, sent bool) bool {
-	if sent || errors.Is(err, errcode.RequestTimeOut) || errors.Is(err, errcode.NotEnoughReplicasAfterAppend) {
+// retriable decides whether a failed write may be sent again. Most
+// per-bucket error codes are refusals (NOT_LEADER_OR_FOLLOWER,
+// NOT_ENOUGH_REPLICAS, ...), but REQUEST_TIME_OUT and
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND come after the leader appended the batch,
+// and a request error after sending (timeout, lost connection) leaves it
+// unknown. An idempotent writer sends those again, as the leader
+// recognises a repeat, and also a batch whose writer state the leader lost
+// (under a new writer id); any other writer does not, so that a batch is
+// never written twice by this client.
+func (w *Writer) retriable(err error, sent bool) bool {
+	if w.idem != nil {
+		if sent || errors.Is(err, errcode.RequestTimeOut) || errors.Is(err, errcode.NotEnoughReplicasAfterAppend) || lostWriterState(err) {
+			return true
+		}
+	} else if sent || errors.Is(err, errcode.RequestTimeOut) || errors.Is(err, errcode.NotEnoughReplicasAfterAppend) {
 		return false
 	}
 	return errcode.IsRetriable(err) || errcode.InvalidatesMetadata(err)

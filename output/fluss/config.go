@@ -28,6 +28,7 @@ type outputConfig struct {
 	createPartitions bool
 
 	acks         int
+	idempotent   bool
 	writeTimeout time.Duration
 	maxInFlight  int
 	batchPolicy  service.BatchPolicy
@@ -124,6 +125,9 @@ func (c *outputConfig) parseDelivery(pc *service.ParsedConfig) (err error) {
 	default:
 		return fmt.Errorf("field %s: %q is not one of: %s, %s, %s", foFieldAcks, acks, acksAll, acksLeader, acksNone)
 	}
+	if err := c.parseIdempotent(pc, acks); err != nil {
+		return err
+	}
 	if c.writeTimeout, err = pc.FieldDuration(foFieldWriteTimeout); err != nil {
 		return err
 	}
@@ -149,4 +153,20 @@ func (c *outputConfig) clientOptions() []fluss.Option {
 		opts = append(opts, fluss.SASLPlain(c.saslUser, c.saslPassword))
 	}
 	return opts
+}
+
+// parseIdempotent reads idempotent, which is on with acks all and off
+// otherwise when it is not set.
+func (c *outputConfig) parseIdempotent(pc *service.ParsedConfig, acks string) (err error) {
+	if !pc.Contains(foFieldIdempotent) {
+		c.idempotent = c.acks == -1
+		return nil
+	}
+	if c.idempotent, err = pc.FieldBool(foFieldIdempotent); err != nil {
+		return err
+	}
+	if c.idempotent && c.acks != -1 {
+		return fmt.Errorf("field %s: an idempotent writer needs %s: %s, not %q", foFieldIdempotent, foFieldAcks, acksAll, acks)
+	}
+	return nil
 }

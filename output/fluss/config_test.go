@@ -27,6 +27,7 @@ func TestConfigErrors(t *testing.T) {
 		minimalConfig + "unknown_columns: drop":                  `field unknown_columns: "drop" is not one of: error, ignore`,
 		minimalConfig + "max_in_flight: 0":                       "field max_in_flight: 0 is less than 1",
 		minimalConfig + "sasl: {username: '', password: p}":      "field sasl.username: must not be empty",
+		minimalConfig + "acks: leader\nidempotent: true":         `field idempotent: an idempotent writer needs acks: all, not "leader"`,
 	} {
 		if _, err := parse(yaml); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: want an error containing %q, got %v", yaml, want, err)
@@ -39,8 +40,13 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.acks != -1 || c.maxInFlight != 1 || c.ignoreUnknown || c.createPartitions || c.table.String() != "d.t" {
+	if c.acks != -1 || c.maxInFlight != 1 || c.ignoreUnknown || c.createPartitions || c.table.String() != "d.t" || !c.idempotent {
 		t.Errorf("defaults: %+v", c)
+	}
+	for yaml, want := range map[string]bool{"acks: leader": false, "acks: none": false, "idempotent: false": false, "acks: all": true} {
+		if c, err := parse(minimalConfig + yaml); err != nil || c.idempotent != want {
+			t.Errorf("%s: idempotent %v (%v), want %v", yaml, c != nil && c.idempotent, err, want)
+		}
 	}
 	if got, err := c.changeType.TryString(service.NewMessage(nil)); err != nil || got != "" {
 		t.Errorf("change_type of a message without fluss_change_type: %q, %v (want empty)", got, err)

@@ -106,7 +106,8 @@ func (o *Output) connectLocked(ctx context.Context) error {
 		return err
 	}
 	w, err := o.client.NewWriter(info,
-		fluss.WriteAcks(o.conf.acks), fluss.WriteTimeout(o.conf.writeTimeout), fluss.WriteCreatePartitions(o.conf.createPartitions))
+		fluss.WriteAcks(o.conf.acks), fluss.WriteTimeout(o.conf.writeTimeout), fluss.WriteCreatePartitions(o.conf.createPartitions),
+		fluss.WriteIdempotent(o.conf.idempotent))
 	if err != nil {
 		return permanentUnless(err)
 	}

@@ -22,6 +22,7 @@ const (
 	foFieldUnknownColumns   = "unknown_columns"
 	foFieldCreatePartitions = "create_partitions"
 	foFieldAcks             = "acks"
+	foFieldIdempotent       = "idempotent"
 	foFieldWriteTimeout     = "write_timeout"
 	foFieldMaxInFlight      = "max_in_flight"
 	foFieldBatching         = "batching"
@@ -150,6 +151,10 @@ func deliveryFields() []*service.ConfigField {
 			Description("What a write waits for before its batch is acknowledged.").
 			Default(acksAll).
 			LintRule(speclint.Enum(foFieldAcks, acksAll, acksLeader, acksNone)),
+		service.NewBoolField(foFieldIdempotent).
+			Description("Number the batches with a writer id and a per-bucket sequence, as the Java client does by default, so that a batch whose answer was lost (a timeout, a dropped connection, a leader change) is sent again and the servers keep it once. Each bucket then has one batch in flight at a time. When unset it is on with `acks: all` and off with `leader` or `none`; setting it true with those is an error. It does not span restarts: rows written but not yet acknowledged to the input when the process dies are written again.").
+			Optional().
+			Advanced(),
 		service.NewDurationField(foFieldWriteTimeout).
 			Description("How long the servers may take to replicate a write (the request's timeout).").
 			Default("30s").
