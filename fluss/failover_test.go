@@ -23,7 +23,9 @@ import (
 // our writer appends to every bucket and our scanner reads them, the leader
 // of bucket 0 is killed (SIGKILL). Every offset must be read exactly once,
 // in order per bucket: the rows read across the failover, rendered as scan
-// lines, equal the Java tool's scan of the final table.
+// lines, equal the Java tool's scan of the final table. The writer is
+// idempotent: a write whose answer the failover lost is sent again (to the
+// new leader too), and every acknowledged row is in the table exactly once.
 func TestScannerLeaderFailover(t *testing.T) {
 	if testing.Short() && !flusstest.InCI() {
 		t.Skip("starts its own 3-server cluster; skipped with -short outside CI")
@@ -55,7 +57,7 @@ func TestScannerLeaderFailover(t *testing.T) {
 	}
 	info := waitTable(t, c, path)
 
-	w, err := c.NewWriter(info, fluss.WriteTimeout(10*time.Second))
+	w, err := c.NewWriter(info, fluss.WriteTimeout(10*time.Second), fluss.WriteIdempotent(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +65,7 @@ func TestScannerLeaderFailover(t *testing.T) {
 		wmu      sync.Mutex
 		written  int
 		writeErr []error
+		acked    = map[int64]bool{} // first id of each acknowledged write
 	)
 	var nextID int64
 	appendOne := func(bucket int32) {
@@ -77,6 +80,7 @@ func TestScannerLeaderFailover(t *testing.T) {
 			return
 		}
 		written += 25
+		acked[rec.Column(0).(*array.Int64).Value(0)] = true
 	}
 	for i := 0; i < 12; i++ {
 		appendOne(int32(i % 3))
@@ -99,6 +103,7 @@ func TestScannerLeaderFailover(t *testing.T) {
 	}
 	lines := map[int32][]string{}
 	next := map[int32]int64{}
+	seen := map[int64]int{} // times each id was read
 	var line []byte
 	poll := func(d time.Duration) {
 		pctx, cancel := context.WithTimeout(ctx, d)
@@ -121,7 +126,9 @@ func TestScannerLeaderFailover(t *testing.T) {
 			if err := enc.Bind(b.Record); err != nil {
 				t.Fatal(err)
 			}
+			ids := b.Record.Column(0).(*array.Int64)
 			for i := 0; i < b.NumRows(); i++ {
+				seen[ids.Value(i)]++
 				line = flusscmd.AppendLine(line[:0], b, i, enc)
 				lines[bk] = append(lines[bk], string(line))
 			}
@@ -201,10 +208,22 @@ func TestScannerLeaderFailover(t *testing.T) {
 	sameLines(t, "failover", want, got.String())
 	st := s.Stats()
 	t.Logf("scanner: %d fetches, %d batches, %d rows", st.Fetches, st.Batches, st.Rows)
-	// Writes that failed may or may not have been applied (the writer never
-	// sends a batch twice); acknowledged ones must all be there.
+	// Writes that failed may or may not have been applied; acknowledged ones
+	// must all be there, and no row twice.
 	if st.Rows < int64(written) || st.Rows > int64(written+25*len(writeErr)) {
 		t.Errorf("read %d rows; %d rows were acknowledged and %d batches of 25 failed", st.Rows, written, len(writeErr))
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("id %d read %d times", id, n)
+		}
+	}
+	for first := range acked {
+		for id := first; id < first+25; id++ {
+			if seen[id] != 1 {
+				t.Errorf("id %d of an acknowledged write read %d times", id, seen[id])
+			}
+		}
 	}
 	for _, err := range writeErr {
 		t.Logf("write error during the failover: %v", err)
