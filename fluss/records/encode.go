@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -102,36 +101,6 @@ func AppendLogBatch(dst []byte, rec arrow.RecordBatch, opts LogBatchOptions) ([]
 		}
 	}
 	return sealLogBatch(dst, start, &h)
-}
-
-// appendArrowBody appends rec as one Arrow IPC RecordBatch message whose
-// buffers are compressed with opts.Compression.
-func appendArrowBody(dst []byte, rec arrow.RecordBatch, opts *LogBatchOptions) ([]byte, error) {
-	mem := opts.Allocator
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	ipcOpts := []ipc.Option{ipc.WithAllocator(mem)}
-	switch opts.Compression {
-	case CompressionNone:
-	case CompressionLZ4Frame:
-		ipcOpts = append(ipcOpts, ipc.WithLZ4())
-	case CompressionZSTD:
-		ipcOpts = append(ipcOpts, ipc.WithZstd())
-	default:
-		return dst, fmt.Errorf("fluss/records: unknown compression %v", opts.Compression)
-	}
-	payload, err := ipc.GetRecordBatchPayload(rec, ipcOpts...)
-	if err != nil {
-		return dst, fmt.Errorf("fluss/records: encode Arrow record batch: %w", err)
-	}
-	w := appendWriter{b: dst}
-	_, err = payload.WritePayload(&w)
-	payload.Release()
-	if err != nil {
-		return dst, fmt.Errorf("fluss/records: write Arrow record batch: %w", err)
-	}
-	return w.b, nil
 }
 
 // newLogHeader checks the options of a batch of n rows and returns its
