@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -136,6 +137,21 @@ type RowEncoder struct {
 	pk     []int
 	key    []byte
 	value  []byte
+	// seen is the last record schema found equal to schema: Schema.Equal
+	// compares every field and its metadata, too dear for every row.
+	seen atomic.Pointer[arrow.Schema]
+}
+
+// sameSchema tells whether records of s can be encoded.
+func (e *RowEncoder) sameSchema(s *arrow.Schema) bool {
+	if s == e.schema || s == e.seen.Load() {
+		return true
+	}
+	if !s.Equal(e.schema) {
+		return false
+	}
+	e.seen.Store(s)
+	return true
 }
 
 // NewRowEncoder returns an encoder for records of schema whose primary key
@@ -200,7 +216,7 @@ func NewKVEncoder(schema *types.Schema, primaryKey []int, kvFormat LogFormat) (*
 // CompactedRow: a null bitmap of ceil(n/8) bytes, then the non-null fields
 // in order).
 func (e *RowEncoder) AppendValue(dst []byte, rec arrow.RecordBatch, i int) ([]byte, error) {
-	if !rec.Schema().Equal(e.schema) {
+	if !e.sameSchema(rec.Schema()) {
 		return dst, fmt.Errorf("fluss/records: record schema differs from the encoder's")
 	}
 	out, err := e.row.appendRow(dst, recordCols{rec}, i)
@@ -213,7 +229,7 @@ func (e *RowEncoder) AppendValue(dst []byte, rec arrow.RecordBatch, i int) ([]by
 // AppendKey appends the primary key of row i of rec: the key columns in
 // key order, encoded as in a CompactedRow but without a null bitmap.
 func (e *RowEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, i int) ([]byte, error) {
-	if !rec.Schema().Equal(e.schema) {
+	if !e.sameSchema(rec.Schema()) {
 		return dst, fmt.Errorf("fluss/records: record schema differs from the encoder's")
 	}
 	for _, c := range e.pk {
