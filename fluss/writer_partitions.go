@@ -58,8 +58,9 @@ func (w *Writer) partitionGroups(rec arrow.RecordBatch) ([]*partitionGroup, erro
 // partitionValue renders a partition-key value as Fluss names partitions
 // (PartitionUtils.convertValueOfType in Fluss 0.9): strings as they are,
 // booleans and integers in decimal, binary values in lower-case hex, DATE
-// as yyyy-MM-dd, TIME as HH-mm-ss_SSS. FLOAT, DOUBLE and timestamps are not
-// supported by this writer yet.
+// as yyyy-MM-dd, TIME as HH-mm-ss_SSS, FLOAT and DOUBLE as Java prints
+// them with "_" for ".", timestamps as yyyy-MM-dd-HH-mm-ss_ and the
+// fraction of the second.
 func partitionValue(col arrow.Array, i int) (string, error) {
 	if col.IsNull(i) {
 		return "", errors.New("is null (a partition key needs a value)")
@@ -96,8 +97,14 @@ func partitionValue(col arrow.Array, i int) (string, error) {
 			div = 1000000
 		}
 		return timePartition(int64(a.Value(i)) / div), nil
+	case *array.Float32:
+		return floatPartition(float64(a.Value(i)), 32), nil
+	case *array.Float64:
+		return floatPartition(a.Value(i), 64), nil
+	case *array.Timestamp:
+		return timestampPartition(int64(a.Value(i)), a.DataType().(*arrow.TimestampType).Unit)
 	}
-	return "", fmt.Errorf("values of type %s cannot name a partition in this writer (supported: strings, booleans, integers, binary, DATE, TIME)", col.DataType())
+	return "", fmt.Errorf("values of type %s cannot name a partition (supported: strings, booleans, integers, FLOAT, DOUBLE, binary, DATE, TIME, timestamps)", col.DataType())
 }
 
 // timePartition renders a millisecond of the day as HH-mm-ss_SSS.

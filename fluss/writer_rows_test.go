@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluss-iggy/fluss-iggy/fluss"
+	"github.com/fluss-iggy/fluss-iggy/fluss/jsonrow"
 	"github.com/fluss-iggy/fluss-iggy/internal/flusstest"
 )
 
@@ -282,4 +283,96 @@ func sortedLines(s string) []string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	sort.Strings(lines)
 	return lines
+}
+
+// TestWriterPartitionNamesLikeJava: rows partitioned by FLOAT, DOUBLE and
+// timestamp columns, appended by the Java client (which creates the
+// partitions it needs) and by our writer (WriteCreatePartitions) to twin
+// tables: both must end with the same partitions, and the Java tool's scans
+// of the two tables must be equal.
+func TestWriterPartitionNamesLikeJava(t *testing.T) {
+	t.Parallel()
+	c := cmpClient(t)
+	db := cmpDatabase(t, c)
+	for _, tc := range []struct {
+		typ    string
+		values []string
+	}{
+		{"FLOAT", []string{"1.5", "-0.25", "1.0E7", "1.0E-4", "3.14159", "0.1"}},
+		{"DOUBLE", []string{"1.5", "0.30000000000000004", "1.0E21", "9.9E-4", "123456.789", "-100"}},
+		{"TIMESTAMP(3)", []string{`"2026-12-05T10:00:00.123"`, `"2026-12-05T10:00:00"`, `"1969-12-31T23:59:59.999"`}},
+		{"TIMESTAMP(6)", []string{`"2026-12-05T10:00:00.120001"`, `"2026-01-01T00:00:00.5"`}},
+		{"TIMESTAMP_LTZ(3)", []string{`"2026-12-05T10:00:00.123Z"`, `"2026-12-05T12:00:00+02:00"`}},
+	} {
+		name := strings.ToLower(strings.NewReplacer("(", "", ")", "").Replace(tc.typ))
+		t.Run(name, func(t *testing.T) {
+			ours, ref := db+".ours_"+name, db+".ref_"+name
+			cols := "id INT, p " + tc.typ
+			for _, table := range []string{ours, ref} {
+				flusstest.RunJava(t, "create-table", table, "--columns", cols, "--partition-key", "p", "--buckets", "1")
+			}
+			var lines []string
+			for i := 0; i < 3*len(tc.values); i++ {
+				lines = append(lines, fmt.Sprintf(`{"id":%d,"p":%s}`, i, tc.values[i%len(tc.values)]))
+			}
+			file := filepath.Join(t.TempDir(), "rows.jsonl")
+			if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			flusstest.RunJava(t, "append", ref, "--file", file)
+
+			ctx := cmpCtx(t, 3*time.Minute)
+			path, _ := fluss.ParseTablePath(ours)
+			info, err := c.RefreshTable(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, err := jsonrow.NewSchemaRowBuilder(info.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rb.Release()
+			for _, l := range lines {
+				if err := rb.AppendJSON([]byte(l)); err != nil {
+					t.Fatalf("%s: %v", l, err)
+				}
+			}
+			rec := rb.NewRecord()
+			defer rec.Release()
+			w, err := c.NewWriter(info, fluss.WriteCreatePartitions(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(ctx, rec, nil); err != nil {
+				t.Fatal(err)
+			}
+			want, got := partitionNames(t, c, ref), partitionNames(t, c, ours)
+			if len(want) != len(tc.values) || !slices.Equal(want, got) {
+				t.Fatalf("partitions: Java %q, ours %q", want, got)
+			}
+			t.Logf("%s partitions: %q", tc.typ, got)
+			sameLines(t, ours+" (java scan)", strings.ReplaceAll(javaScan(t, ref), "ref_", "ours_"), javaScan(t, ours))
+		})
+	}
+}
+
+// partitionNames lists the partitions of table, sorted.
+func partitionNames(t *testing.T, c *fluss.Client, table string) []string {
+	t.Helper()
+	ctx := cmpCtx(t, time.Minute)
+	path, _ := fluss.ParseTablePath(table)
+	info, err := c.RefreshTable(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := c.Partitions(ctx, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range parts {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return names
 }
