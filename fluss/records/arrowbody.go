@@ -3,7 +3,7 @@ package records
 import (
 	"fmt"
 	"reflect"
-	"sync"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -15,7 +15,7 @@ import (
 // allocates its history and tables (over a megabyte) on its first block:
 // for batches of a few thousand rows that cost as much as the compression.
 // An ipc.Writer keeps its codecs from one record batch to the next, so
-// bodyWriters are pooled per codec; each writes the messages of one schema
+// idle bodyWriters are kept per codec; each writes the messages of one schema
 // (the stream's schema message, written first, is dropped) and appends the
 // record batch message to the caller's buffer.
 
@@ -25,6 +25,7 @@ type bodyWriter struct {
 	mem    memory.Allocator
 	w      *ipc.Writer
 	sink   payloadSink
+	last   int // bytes of the last message written
 }
 
 // payloadSink is the ipc.Writer's PayloadWriter: it appends record batch
@@ -55,16 +56,29 @@ func (s *payloadSink) WritePayload(p ipc.Payload) error {
 	return err
 }
 
-// bodyWriters holds a *sync.Pool of *bodyWriter per Compression.
-var bodyWriters [CompressionZSTD + 1]sync.Pool
+// maxIdleBodyWriters bounds the idle writers kept per codec: about as many
+// as encode at once. A sync.Pool would do without the bound, but it drops
+// its items at every other garbage collection, and a write path allocating
+// megabytes per batch collects often.
+const maxIdleBodyWriters = 8
+
+// bodyWriters holds the idle writers of each Compression.
+var bodyWriters = func() (pools [CompressionZSTD + 1]chan *bodyWriter) {
+	for i := range pools {
+		pools[i] = make(chan *bodyWriter, maxIdleBodyWriters)
+	}
+	return pools
+}()
 
 // getBodyWriter returns a pooled writer of schema's records with codec c
 // and temporary buffers from mem, or a new one.
 func getBodyWriter(schema *arrow.Schema, c Compression, mem memory.Allocator) *bodyWriter {
-	if bw, ok := bodyWriters[c].Get().(*bodyWriter); ok {
+	select {
+	case bw := <-bodyWriters[c]:
 		if sameAllocator(bw.mem, mem) && (bw.schema == schema || bw.schema.Equal(schema)) {
 			return bw
 		}
+	default:
 	}
 	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithSchema(schema)}
 	switch c {
@@ -97,7 +111,9 @@ func appendArrowBody(dst []byte, rec arrow.RecordBatch, opts *LogBatchOptions) (
 		return dst, fmt.Errorf("fluss/records: unknown compression %v", c)
 	}
 	bw := getBodyWriter(rec.Schema(), c, mem)
-	bw.sink.dst = dst
+	// Room for a message an eighth larger than the last one, so that the
+	// body is not copied from one doubled buffer to the next.
+	bw.sink.dst = slices.Grow(dst, bw.last+bw.last/8)
 	err := bw.w.Write(rec)
 	out := bw.sink.dst
 	bw.sink.dst = nil
@@ -105,7 +121,11 @@ func appendArrowBody(dst []byte, rec arrow.RecordBatch, opts *LogBatchOptions) (
 		// An ipc.Writer keeps its first error: this one is not reused.
 		return dst, fmt.Errorf("fluss/records: encode Arrow record batch: %w", err)
 	}
-	bodyWriters[c].Put(bw)
+	bw.last = len(out) - len(dst)
+	select {
+	case bodyWriters[c] <- bw:
+	default: // enough are idle
+	}
 	return out, nil
 }
 
