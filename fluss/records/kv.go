@@ -219,7 +219,7 @@ func (e *RowEncoder) AppendValue(dst []byte, rec arrow.RecordBatch, i int) ([]by
 	if !e.sameSchema(rec.Schema()) {
 		return dst, fmt.Errorf("fluss/records: record schema differs from the encoder's")
 	}
-	out, err := e.row.appendRow(dst, recordCols{rec}, i)
+	out, err := appendRow(e.row, dst, recordCols{rec}, i)
 	if err != nil {
 		return out, fmt.Errorf("fluss/records: row %d: %w", i, err)
 	}

@@ -65,8 +65,9 @@ func newRowWriter(format LogFormat, what string, specs []*fieldSpec, dts []arrow
 }
 
 // appendRow appends row i of cols: the null bitmap (and, INDEXED, the
-// lengths of the variable-length values), then the non-null values.
-func (w *rowWriter) appendRow(dst []byte, cols columns, i int) ([]byte, error) {
+// lengths of the variable-length values), then the non-null values. It is
+// generic so that a recordCols is not boxed (allocated) for every row.
+func appendRow[C columns](w *rowWriter, dst []byte, cols C, i int) ([]byte, error) {
 	start := len(dst)
 	nb := (len(w.specs) + 7) / 8
 	hdr := nb

@@ -46,7 +46,7 @@ func nestedEnc(format LogFormat, f *fieldSpec, dt arrow.DataType) (valueEnc, err
 			return nil, err
 		}
 		return func(dst []byte, a arrow.Array, i int) ([]byte, error) {
-			return rw.appendRow(dst, structCols{a.(*array.Struct)}, i)
+			return appendRow(rw, dst, structCols{a.(*array.Struct)}, i)
 		}, nil
 	}
 	return nil, fmt.Errorf("type %s is not nested", f.kind)

@@ -91,7 +91,7 @@ func (e *RowLogEncoder) AppendLogBatch(dst []byte, rec arrow.RecordBatch, opts L
 		}
 		at := len(dst)
 		dst = append(dst, 0, 0, 0, 0, byte(ct))
-		if dst, err = e.row.appendRow(dst, cols, i); err != nil {
+		if dst, err = appendRow(e.row, dst, cols, i); err != nil {
 			return dst[:start], fmt.Errorf("fluss/records: %s row %d: %w", e.format, i, err)
 		}
 		if n := len(dst) - at - 4; n > math.MaxInt32 {
