@@ -49,6 +49,9 @@ type RowBuilder struct {
 	cfg    builderConfig
 	isKey  []bool // per column, for the Key appends
 	rows   int
+	// dataPerRow is, per column, the bytes per row of the string or binary
+	// values of the last record (see Reserve).
+	dataPerRow []int
 
 	// per row, reused
 	tape []slot  // parsed values; the columns are tape[:ncols]
@@ -185,8 +188,47 @@ func (b *RowBuilder) Len() int { return b.rows }
 // NewRecord returns the rows appended so far as a record batch (the caller
 // releases it) and starts a new one.
 func (b *RowBuilder) NewRecord() arrow.RecordBatch {
+	if b.rows > 0 {
+		b.noteDataPerRow()
+	}
 	b.rows = 0
 	return b.rb.NewRecordBatch()
+}
+
+// dataBuilder is an Arrow builder of variable-length values (STRING,
+// BYTES).
+type dataBuilder interface {
+	DataLen() int
+	ReserveData(int)
+}
+
+// noteDataPerRow records the bytes per row of each column of
+// variable-length values.
+func (b *RowBuilder) noteDataPerRow() {
+	if b.dataPerRow == nil {
+		b.dataPerRow = make([]int, len(b.rb.Fields()))
+	}
+	for i, f := range b.rb.Fields() {
+		if d, ok := f.(dataBuilder); ok {
+			b.dataPerRow[i] = (d.DataLen() + b.rows - 1) / b.rows
+		}
+	}
+}
+
+// Reserve makes room in the Arrow builders for n more rows, with as many
+// bytes of string and binary values per row as the last record had, so
+// that a batch of known size is built without growing buffers row by row.
+// It changes no value; rows may still be appended beyond n.
+func (b *RowBuilder) Reserve(n int) {
+	if n <= 0 {
+		return
+	}
+	b.rb.Reserve(n)
+	for i, per := range b.dataPerRow {
+		if per > 0 {
+			b.rb.Field(i).(dataBuilder).ReserveData(per * n)
+		}
+	}
 }
 
 // Release releases the Arrow builders (and rows not taken by NewRecord).
