@@ -24,6 +24,7 @@ type outputConfig struct {
 	requestTimeout time.Duration
 
 	changeType       *service.InterpolatedString
+	changeTypeIsMeta bool // changeType is defaultChangeType
 	ignoreUnknown    bool
 	createPartitions bool
 
@@ -94,6 +95,9 @@ func (c *outputConfig) parseConnection(pc *service.ParsedConfig) (err error) {
 func (c *outputConfig) parseRows(pc *service.ParsedConfig) (err error) {
 	if c.changeType, err = pc.FieldInterpolatedString(foFieldChangeType); err != nil {
 		return err
+	}
+	if raw, err := pc.FieldString(foFieldChangeType); err == nil {
+		c.changeTypeIsMeta = raw == defaultChangeType
 	}
 	unknown, err := pc.FieldString(foFieldUnknownColumns)
 	if err != nil {

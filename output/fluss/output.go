@@ -190,7 +190,8 @@ func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) err
 func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBuilder, fail func(int, error)) ([]bool, bool) {
 	deletes := make([]bool, 0, len(batch))
 	any := false
-	changeType := changeTypeOf(batch, o.conf.changeType)
+	changeType := changeTypeOf(batch, o.conf.changeType, o.conf.changeTypeIsMeta)
+	b.Reserve(len(batch))
 	for i, msg := range batch {
 		ct, err := changeType(i)
 		if err != nil {
@@ -222,13 +223,34 @@ func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBui
 // changeTypeOf returns the function giving the change type of the batch's
 // i-th message: the static value, or the expression resolved with one
 // executor for the whole batch (batch.TryInterpolatedString copies the batch
-// on every call, which made 4,096-message batches cost quadratic time).
-func changeTypeOf(batch service.MessageBatch, expr *service.InterpolatedString) func(int) (string, error) {
+// on every call, which made 4,096-message batches cost quadratic time). With
+// the default expression, a string metadata value (or none: "") is read
+// directly, as the expression would resolve it; other values go through the
+// expression.
+func changeTypeOf(batch service.MessageBatch, expr *service.InterpolatedString, isMeta bool) func(int) (string, error) {
 	if s, ok := expr.Static(); ok {
 		return func(int) (string, error) { return s, nil }
 	}
-	exec := batch.InterpolationExecutor(expr)
-	return exec.TryString
+	var exec *service.MessageBatchInterpolationExecutor
+	resolve := func(i int) (string, error) {
+		if exec == nil {
+			exec = batch.InterpolationExecutor(expr)
+		}
+		return exec.TryString(i)
+	}
+	if !isMeta {
+		return resolve
+	}
+	return func(i int) (string, error) {
+		v, ok := batch[i].MetaGetMut(metaChangeType)
+		if !ok {
+			return "", nil
+		}
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+		return resolve(i)
+	}
 }
 
 func deletesIfAny(deletes []bool, any bool) []bool {

@@ -17,6 +17,8 @@ type rowBuilder interface {
 	Append(data []byte, keyOnly bool) error
 	Len() int
 	NewRecord() arrow.RecordBatch
+	// Reserve makes room for n more rows.
+	Reserve(n int)
 }
 
 // rowFactory makes and reuses the row builders of one table.

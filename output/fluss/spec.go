@@ -123,11 +123,17 @@ func connectionFields() []*service.ConfigField {
 	}
 }
 
+// metaChangeType is the metadata key the fluss input sets.
+const metaChangeType = "fluss_change_type"
+
+// defaultChangeType is change_type's default: the metaChangeType metadata.
+const defaultChangeType = `${! @` + metaChangeType + `.or("") }`
+
 func rowFields() []*service.ConfigField {
 	return []*service.ConfigField{
 		service.NewInterpolatedStringField(foFieldChangeType).
 			Description("The change type of each message's row: `+A` or `+I` (insert; also an empty value), `+U` (update), `-U` (the row before an update: skipped), `-D` (delete). See the table above.").
-			Default(`${! @fluss_change_type.or("") }`),
+			Default(defaultChangeType),
 		service.NewStringAnnotatedEnumField(foFieldUnknownColumns, map[string]string{
 			unknownError:  "A key that is not a column of the table fails the message.",
 			unknownIgnore: "Keys that are not columns are ignored.",
