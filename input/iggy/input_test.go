@@ -13,6 +13,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/fluss-iggy/fluss-iggy/iggy"
+	"github.com/fluss-iggy/fluss-iggy/internal/iggytest"
 )
 
 func single(name string) iggy.Consumer { id, _ := iggy.NameID(name); return iggy.SingleConsumer(id) }
@@ -341,5 +342,40 @@ func TestGroupReadsAhead(t *testing.T) {
 		if o := e.stored(iggy.GroupConsumer(gid), p); o != 299 {
 			t.Errorf("group offset of partition %d: %d, want 299", p, o)
 		}
+	}
+}
+
+// TestReadCancelledMidPoll: a ReadBatch whose context ends while a poll is
+// on its way keeps the connection (and a group membership), so what is
+// acknowledged afterwards is stored at once. A real server is slow enough
+// for this to happen to a short context; the test server stalls the poll.
+func TestReadCancelledMidPoll(t *testing.T) {
+	for _, conf := range []string{"consumer: c8\n", "consumer_group: g4\n"} {
+		t.Run(strings.Fields(conf)[0], func(t *testing.T) {
+			e := newEnv(t, 1)
+			if e.srv == nil {
+				t.Skip("stalls polls, which only the in-process test server can")
+			}
+			e.send(0, 0, 50)
+			in := e.newTestInput(conf + "poll_count: 50\n")
+			rs := readN(t, in, 50)
+			stall := e.srv.StallFor(iggytest.CmdPollMessages, 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			_, _, err := in.ReadBatch(ctx)
+			cancel()
+			stall.Release()
+			if err == nil {
+				t.Fatal("ReadBatch read past its context")
+			}
+			ackAll(t, rs)
+			c := single("c8")
+			if strings.HasPrefix(conf, "consumer_group") {
+				gid, _ := iggy.NameID("g4")
+				c = iggy.GroupConsumer(gid)
+			}
+			if o := e.stored(c, 0); o != 49 {
+				t.Fatalf("stored %d after the acknowledgement, want 49 (ReadBatch returned %v)", o, err)
+			}
+		})
 	}
 }

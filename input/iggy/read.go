@@ -12,8 +12,18 @@ import (
 
 // ReadBatch returns the messages of the next poll that found any, one
 // partition's, as one batch.
+//
+// ctx is checked between requests, never during one: the server answers a
+// poll at once, and a request cut off midway breaks the connection, which
+// would take the group membership with it and leave the acknowledgements
+// that arrive meanwhile unstored until a reconnection (a real server is
+// slow enough for a short ctx to land mid-request). The connection's
+// timeout bounds each request.
 func (in *input) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		conn := in.current()
 		if conn == nil {
 			return nil, nil, service.ErrNotConnected
@@ -22,11 +32,11 @@ func (in *input) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 		if in.conf.grouped() {
 			poll = in.pollGroup
 		}
-		p, msgs, err := poll(ctx, conn)
+		p, msgs, err := poll(context.WithoutCancel(ctx), conn)
+		if err == nil && ctx.Err() != nil {
+			return nil, nil, ctx.Err() // msgs were not handed out: read again later
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, ctx.Err()
-			}
 			if iggy.EndsConnection(err) || conn.Broken() {
 				return nil, nil, in.lost(conn, err)
 			}
