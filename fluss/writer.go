@@ -404,7 +404,7 @@ func (w *Writer) send(ctx context.Context, partitionID int64, batches map[int32]
 	}
 	out := map[int32]int64{}
 	failed := map[int32]error{}
-	w.sendAttempts(ctx, partitionID, pending, batches, kvBuckets, used, out, failed)
+	w.sendAttempts(ctx, partitionID, partName, pending, batches, kvBuckets, used, out, failed)
 	if w.idem != nil {
 		w.settle(partitionID, used, out, failed)
 	}
@@ -420,13 +420,23 @@ const writeMaxAttempts = 10
 // sendAttempts sends the batches of pending buckets in rounds, with the
 // client's backoff between them, until every bucket succeeded (out) or
 // failed for good (failed).
-func (w *Writer) sendAttempts(ctx context.Context, partitionID int64, pending []int32, batches map[int32][]byte, kvBuckets int32,
+func (w *Writer) sendAttempts(ctx context.Context, partitionID int64, partName string, pending []int32, batches map[int32][]byte, kvBuckets int32,
 	used map[int32]records.WriterState, out map[int32]int64, failed map[int32]error) {
+	announce := beforeSendOf(ctx)
 	for attempt := 0; len(pending) > 0; attempt++ {
 		mayRetry := attempt+1 < writeMaxAttempts
 		var last error
 		if w.idem != nil {
-			if err := w.stamp(ctx, partitionID, pending, batches, kvBuckets > 0, used); err != nil {
+			changed, err := w.stamp(ctx, partitionID, pending, batches, kvBuckets > 0, used)
+			if err == nil && changed && announce != nil {
+				if err = w.announce(ctx, announce, partitionID, partName, used); err != nil {
+					for _, b := range pending {
+						failed[b] = fmt.Errorf("before sending: %w", err)
+					}
+					return
+				}
+			}
+			if err != nil {
 				last = fmt.Errorf("numbering the batches: %w", err)
 				if !mayRetry || ctx.Err() != nil || !(errcode.IsRetriable(err) || errcode.InvalidatesMetadata(err) || isConnError(err)) {
 					for _, b := range pending {

@@ -41,6 +41,7 @@ type bucketSequence struct {
 	turn     chan struct{} // one token: the right to send the bucket's next batch
 	writerID int64         // the writer id next counts for
 	next     int32
+	base     int64 // base offset of the last acknowledged batch (log tables), -1 unknown
 }
 
 func newIdempotence() *idempotence {
@@ -75,7 +76,7 @@ func (id *idempotence) bucket(b TableBucket) *bucketSequence {
 	defer id.mu.Unlock()
 	s := id.buckets[b]
 	if s == nil {
-		s = &bucketSequence{turn: make(chan struct{}, 1), writerID: records.NoWriterID}
+		s = &bucketSequence{turn: make(chan struct{}, 1), writerID: records.NoWriterID, base: -1}
 		id.buckets[b] = s
 	}
 	return s
@@ -115,10 +116,17 @@ func (id *idempotence) state(b TableBucket, writerID int64) records.WriterState 
 	return records.WriterState{WriterID: writerID, BatchSequence: s.next}
 }
 
-// acknowledged records that bucket b's batch numbered ws was written. The
-// caller holds b's turn.
-func (id *idempotence) acknowledged(b TableBucket, ws records.WriterState) {
+// base returns the base offset of bucket b's last acknowledged batch, -1
+// when unknown. The caller holds b's turn.
+func (id *idempotence) base(b TableBucket) int64 { return id.bucket(b).base }
+
+// acknowledged records that bucket b's batch numbered ws was written at
+// offset (-1: not known). The caller holds b's turn.
+func (id *idempotence) acknowledged(b TableBucket, ws records.WriterState, offset int64) {
 	s := id.bucket(b)
+	if offset >= 0 {
+		s.base = offset
+	}
 	if s.writerID != ws.WriterID || s.next != ws.BatchSequence {
 		return
 	}
@@ -152,15 +160,15 @@ func (w *Writer) initWriter(ctx context.Context, b TableBucket) (int64, error) {
 }
 
 // stamp numbers the batches of the pending buckets for this attempt,
-// asking for a writer id first when there is none. Batches keep their
-// numbers across attempts while the writer id stays, so that a batch sent
-// again is recognised.
-func (w *Writer) stamp(ctx context.Context, partitionID int64, pending []int32, batches map[int32][]byte, kv bool, used map[int32]records.WriterState) error {
+// asking for a writer id first when there is none, and tells whether a
+// number changed. Batches keep their numbers across attempts while the
+// writer id stays, so that a batch sent again is recognised.
+func (w *Writer) stamp(ctx context.Context, partitionID int64, pending []int32, batches map[int32][]byte, kv bool, used map[int32]records.WriterState) (changed bool, err error) {
 	writerID := w.idem.current()
 	if writerID == records.NoWriterID {
 		id, err := w.initWriter(ctx, w.info.Bucket(partitionID, pending[0]))
 		if err != nil {
-			return err
+			return false, err
 		}
 		w.idem.set(id)
 		writerID = id
@@ -175,11 +183,12 @@ func (w *Writer) stamp(ctx context.Context, partitionID int64, pending []int32, 
 			stampBatch = records.StampKVBatch
 		}
 		if err := stampBatch(batches[b], ws); err != nil {
-			return err
+			return false, err
 		}
 		used[b] = ws
+		changed = true
 	}
-	return nil
+	return changed, nil
 }
 
 // settle updates the numbering after a write: acknowledged buckets move
@@ -188,8 +197,8 @@ func (w *Writer) stamp(ctx context.Context, partitionID int64, pending []int32, 
 // id is dropped.
 func (w *Writer) settle(partitionID int64, used map[int32]records.WriterState, out map[int32]int64, failed map[int32]error) {
 	for b, ws := range used {
-		if _, ok := out[b]; ok {
-			w.idem.acknowledged(w.info.Bucket(partitionID, b), ws)
+		if off, ok := out[b]; ok {
+			w.idem.acknowledged(w.info.Bucket(partitionID, b), ws, off)
 		} else if _, ok := failed[b]; ok {
 			w.idem.reset(ws.WriterID)
 		}

@@ -30,6 +30,7 @@ type outputConfig struct {
 
 	acks         int
 	idempotent   bool
+	dedupe       *dedupeConfig
 	writeTimeout time.Duration
 	maxInFlight  int
 	batchPolicy  service.BatchPolicy
@@ -132,6 +133,9 @@ func (c *outputConfig) parseDelivery(pc *service.ParsedConfig) (err error) {
 	if err := c.parseIdempotent(pc, acks); err != nil {
 		return err
 	}
+	if err := c.parseDedupe(pc); err != nil {
+		return err
+	}
 	if c.writeTimeout, err = pc.FieldDuration(foFieldWriteTimeout); err != nil {
 		return err
 	}
@@ -172,5 +176,46 @@ func (c *outputConfig) parseIdempotent(pc *service.ParsedConfig, acks string) (e
 	if c.idempotent && c.acks != -1 {
 		return fmt.Errorf("field %s: an idempotent writer needs %s: %s, not %q", foFieldIdempotent, foFieldAcks, acksAll, acks)
 	}
+	return nil
+}
+
+// dedupeConfig is the dedupe object.
+type dedupeConfig struct {
+	cache    string
+	key      string
+	sourceMD []string
+	offsetMD string
+}
+
+// parseDedupe reads the optional dedupe object.
+func (c *outputConfig) parseDedupe(pc *service.ParsedConfig) (err error) {
+	if !pc.Contains(foFieldDedupe) {
+		return nil
+	}
+	d := &dedupeConfig{}
+	if d.cache, err = pc.FieldString(foFieldDedupe, foFieldDedupeCache); err != nil {
+		return err
+	}
+	if d.key, err = pc.FieldString(foFieldDedupe, foFieldDedupeKey); err != nil {
+		return err
+	}
+	if d.sourceMD, err = pc.FieldStringList(foFieldDedupe, foFieldDedupeSource); err != nil {
+		return err
+	}
+	if d.offsetMD, err = pc.FieldString(foFieldDedupe, foFieldDedupeOffset); err != nil {
+		return err
+	}
+	switch {
+	case strings.TrimSpace(d.cache) == "":
+		return fmt.Errorf("field %s.%s: must name a cache resource", foFieldDedupe, foFieldDedupeCache)
+	case d.offsetMD == "":
+		return fmt.Errorf("field %s.%s: must not be empty", foFieldDedupe, foFieldDedupeOffset)
+	case !c.idempotent:
+		return fmt.Errorf("field %s: needs an idempotent writer (acks: all, idempotent not false)", foFieldDedupe)
+	}
+	if d.key == "" {
+		d.key = "fluss_output/" + c.table.String()
+	}
+	c.dedupe = d
 	return nil
 }

@@ -34,6 +34,7 @@ type Output struct {
 
 	rowsOut  *service.MetricCounter // rows Fluss acknowledged
 	rejected *service.MetricCounter // messages that could not be rows
+	journal  *journal               // with dedupe
 }
 
 // NewFromConfig builds a fluss output from its parsed configuration. It does
@@ -51,6 +52,11 @@ func NewFromConfig(conf *service.ParsedConfig, mgr *service.Resources) (*Output,
 	}
 	o.rowsOut.Incr(0)
 	o.rejected.Incr(0)
+	if d := c.dedupe; d != nil {
+		o.journal = &journal{res: mgr, cache: d.cache, key: d.key, sourceMD: d.sourceMD, offsetMD: d.offsetMD, log: mgr.Logger(),
+			skipped: mgr.Metrics().NewCounter("fluss_output_replayed_messages")}
+		o.journal.skipped.Incr(0)
+	}
 	return o, nil
 }
 
@@ -115,6 +121,14 @@ func (o *Output) connectLocked(ctx context.Context) error {
 	if err != nil {
 		return &permanentError{fmt.Errorf("table %s: %w", info.Path, err)}
 	}
+	if o.journal != nil {
+		if info.HasPrimaryKey() {
+			o.log.Infof("Table %s has a primary key, whose upserts need no journal: %s is off", info.Path, foFieldDedupe)
+			o.journal = nil
+		} else if err := o.journal.recover(ctx, o.client, info); err != nil {
+			return err
+		}
+	}
 	o.writer, o.rows = w, rows
 	o.log.Infof("Writing to Fluss table %s (%s, %d buckets%s)", info.Path, tableKind(info), info.NumBuckets, partitionNote(info))
 	return nil
@@ -167,8 +181,11 @@ func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) err
 		batchErr.Failed(i, err)
 		o.rejected.Incr(1)
 	}
-	deletes, any := o.buildRows(batch, rows.primaryKey, b, fail)
+	deletes, any, pos := o.buildRows(batch, rows.primaryKey, b, fail)
 	if b.Len() > 0 {
+		if o.journal != nil {
+			ctx = fluss.WithBeforeSend(ctx, o.journal.begin(pos).beforeSend)
+		}
 		rec := b.NewRecord()
 		err := w.Write(ctx, rec, deletesIfAny(deletes, any))
 		n := rec.NumRows()
@@ -186,9 +203,12 @@ func (o *Output) WriteBatch(ctx context.Context, batch service.MessageBatch) err
 
 // buildRows appends the rows of the batch's messages to b, reporting the
 // messages that cannot be rows through fail. It returns the delete flag of
-// each row appended, and whether any is set.
-func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBuilder, fail func(int, error)) ([]bool, bool) {
+// each row appended, whether any is set, and with dedupe the source
+// position of each row; messages the table already holds (delivered again
+// after a restart) are then left out.
+func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBuilder, fail func(int, error)) ([]bool, bool, []position) {
 	deletes := make([]bool, 0, len(batch))
+	var pos []position
 	any := false
 	changeType := changeTypeOf(batch, o.conf.changeType, o.conf.changeTypeIsMeta)
 	b.Reserve(len(batch))
@@ -206,6 +226,16 @@ func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBui
 		if act == actSkip {
 			continue
 		}
+		var at position
+		if o.journal != nil {
+			var again bool
+			if at, again, err = o.journal.replay(msg); err != nil || again {
+				if err != nil {
+					fail(i, err)
+				}
+				continue
+			}
+		}
 		data, err := msg.AsBytes()
 		if err == nil {
 			err = b.Append(data, act == actDelete)
@@ -215,9 +245,12 @@ func (o *Output) buildRows(batch service.MessageBatch, primaryKey bool, b rowBui
 			continue
 		}
 		deletes = append(deletes, act == actDelete)
+		if o.journal != nil {
+			pos = append(pos, at)
+		}
 		any = any || act == actDelete
 	}
-	return deletes, any
+	return deletes, any, pos
 }
 
 // changeTypeOf returns the function giving the change type of the batch's

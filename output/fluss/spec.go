@@ -23,6 +23,11 @@ const (
 	foFieldCreatePartitions = "create_partitions"
 	foFieldAcks             = "acks"
 	foFieldIdempotent       = "idempotent"
+	foFieldDedupe           = "dedupe"
+	foFieldDedupeCache      = "cache"
+	foFieldDedupeKey        = "key"
+	foFieldDedupeSource     = "source_metadata"
+	foFieldDedupeOffset     = "offset_metadata"
 	foFieldWriteTimeout     = "write_timeout"
 	foFieldMaxInFlight      = "max_in_flight"
 	foFieldBatching         = "batching"
@@ -159,6 +164,22 @@ func deliveryFields() []*service.ConfigField {
 			LintRule(speclint.Enum(foFieldAcks, acksAll, acksLeader, acksNone)),
 		service.NewBoolField(foFieldIdempotent).
 			Description("Number the batches with a writer id and a per-bucket sequence, as the Java client does by default, so that a batch whose answer was lost (a timeout, a dropped connection, a leader change) is sent again and the servers keep it once. Each bucket then has one batch in flight at a time. When unset it is on with `acks: all` and off with `leader` or `none`; setting it true with those is an error. It does not span restarts: rows written but not yet acknowledged to the input when the process dies are written again.").
+			Optional().
+			Advanced(),
+		service.NewObjectField(foFieldDedupe,
+			service.NewStringField(foFieldDedupeCache).
+				Description("The cache resource the journal is kept in (a `bbolt` file or `redis`, which outlive the process)."),
+			service.NewStringField(foFieldDedupeKey).
+				Description("The prefix of the journal's cache keys; empty: `fluss_output/<database>.<table>`. Give each output writing the same table its own.").
+				Default(""),
+			service.NewStringListField(foFieldDedupeSource).
+				Description("The metadata keys whose values, joined with `/`, name the source a message's offset counts in (the `iggy` input's by default).").
+				Default([]any{"iggy_stream", "iggy_topic", "iggy_partition"}),
+			service.NewStringField(foFieldDedupeOffset).
+				Description("The metadata key of the message's offset in its source, an integer.").
+				Default("iggy_offset"),
+		).
+			Description("Appends to a log table survive a crash without repeats: before a batch is sent, a journal in a cache records where its Fluss batches go (bucket, writer id, sequence) and which source positions its rows came from; after a restart, messages the input delivers again whose batches the table holds are acknowledged without being written. Needs `idempotent`. A primary-key table needs none (an upsert written twice leaves the same row): there it is off.").
 			Optional().
 			Advanced(),
 		service.NewDurationField(foFieldWriteTimeout).
