@@ -143,7 +143,7 @@ func TestWriterIdempotentResendsLostAnswers(t *testing.T) {
 			}
 			flusstest.RunJava(t, args...)
 			path, _ := fluss.ParseTablePath(table)
-			info := waitTable(t, c, path)
+			waitTable(t, c, path)
 
 			drop := &answerDropper{every: 3, max: 8}
 			fc, err := fluss.NewClient(cmpCtx(t, time.Minute), fluss.Bootstrap(flusstest.Require(t)),
@@ -152,7 +152,8 @@ func TestWriterIdempotentResendsLostAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer fc.Close()
-			if info, err = fc.RefreshTable(cmpCtx(t, time.Minute), path); err != nil {
+			info, err := fc.RefreshTable(cmpCtx(t, time.Minute), path)
+			if err != nil {
 				t.Fatal(err)
 			}
 			w, err := fc.NewWriter(info, fluss.WriteIdempotent(true))
@@ -206,14 +207,15 @@ func TestWriterNotIdempotentDoesNotResend(t *testing.T) {
 	table := db + ".plain"
 	flusstest.RunJava(t, "create-table", table, "--columns", "id BIGINT, name STRING", "--buckets", "1")
 	path, _ := fluss.ParseTablePath(table)
-	info := waitTable(t, c, path)
+	waitTable(t, c, path)
 	drop := &answerDropper{every: 1, max: 1}
 	fc, err := fluss.NewClient(cmpCtx(t, time.Minute), fluss.Bootstrap(flusstest.Require(t)), fluss.Dialer(drop.dial))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fc.Close()
-	if info, err = fc.RefreshTable(cmpCtx(t, time.Minute), path); err != nil {
+	info, err := fc.RefreshTable(cmpCtx(t, time.Minute), path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	w, err := fc.NewWriter(info)
