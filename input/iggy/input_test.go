@@ -379,3 +379,47 @@ func TestReadCancelledMidPoll(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupPollRacingAnAcknowledgement: a group poll on its way while the
+// messages before it are acknowledged is answered from the group's stored
+// offset as it was, before the acknowledgement's store: the messages just
+// acknowledged. The input has nothing in flight by then, and must still
+// drop them (they were delivered) rather than hand them out again.
+func TestGroupPollRacingAnAcknowledgement(t *testing.T) {
+	e := newEnv(t, 1)
+	if e.srv == nil {
+		t.Skip("stalls polls, which only the in-process test server can")
+	}
+	e.send(0, 0, 100)
+	in := e.newTestInput("consumer_group: g6\npoll_count: 50\n")
+	rs := readN(t, in, 50)
+	stall := e.srv.Stall(iggytest.CmdPollMessages)
+	type result struct {
+		batch service.MessageBatch
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, _, err := in.ReadBatch(ctxT(t, 20*time.Second))
+		done <- result{b, err}
+	}()
+	if err := stall.WaitFired(ctxT(t, 10*time.Second), 1); err != nil {
+		t.Fatal(err)
+	}
+	acked := make(chan struct{})
+	go func() { ackAll(t, rs); close(acked) }() // its store waits behind the poll
+	time.Sleep(100 * time.Millisecond)
+	stall.Release()
+	r := <-done
+	<-acked
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var got []string
+	for _, m := range r.batch {
+		got = append(got, payload(m))
+	}
+	if !slices.Equal(got, want(1, 50, 50)) {
+		t.Fatalf("after the acknowledgement of p0-0..p0-49 the input handed out %v, want p0-50..p0-99", got)
+	}
+}

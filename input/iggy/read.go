@@ -187,8 +187,10 @@ func (in *input) startOf(ctx context.Context, conn *iggy.Conn, p *partition) (ui
 
 // pollGroup polls the member's next assigned partition as the server
 // chooses it. The server reads from the group's stored offset, so while
-// messages are in flight the poll repeats some: those are dropped and the
-// partition is polled again from where the input reads it.
+// messages are in flight, or just acknowledged and not stored yet (a poll
+// that crossed the store), the poll repeats some: those are dropped and
+// the partition is polled again from where the input reads it. Only a
+// stored offset past that (another member read on) moves the input.
 func (in *input) pollGroup(ctx context.Context, conn *iggy.Conn) (*partition, []iggy.PolledMessage, error) {
 	c := &in.conf
 	polled, err := conn.Poll(ctx, &iggy.PollRequest{
@@ -205,7 +207,7 @@ func (in *input) pollGroup(ctx context.Context, conn *iggy.Conn) (*partition, []
 	in.mu.Lock()
 	p := in.partLocked(polled.Partition)
 	switch {
-	case p.inFlight == 0 || first > p.next:
+	case !p.known || first > p.next:
 		if p.inFlight > 0 {
 			in.log.Warnf("Partition %d of topic %s: the group's stored offset moved to %d past this input's %d (another member read it meanwhile); reading on from there",
 				p.id, in.names[1], first-1, p.next)

@@ -32,10 +32,10 @@
 //     and back through config/iggy_to_fluss.yaml into copies, that pipeline
 //     SIGKILLed 5 times on the way (when the consumer group has committed
 //     1/7 … 5/7 of the messages) and restarted; the log copy holds every
-//     row of the source (the Java scans as multisets; the duplicates the
-//     kills caused are counted, at most checkpoint_limit per partition a
-//     kill), the primary-key copies have the source's state (the Java
-//     client's replay of both, and `fluss scan --snapshot` of the copy);
+//     row of the source once (the Java scans as multisets; the output's
+//     journal keeps the kills from repeating rows), the primary-key copies
+//     have the source's state (the Java client's replay of both, and
+//     `fluss scan --snapshot` of the copy);
 //   - pk_ordering (ordering_test.go): a 4-bucket primary-key table through
 //     4 threads, random pauses and 8 batches in flight: with ordering: bucket
 //     every key's changes arrive in changelog order, with none they do not.

@@ -28,9 +28,9 @@ const reverseKills = 5
 // (every family of types) and the primary-key table (its changelog with
 // updates and deletes), the Iggy -> Fluss pipeline SIGKILLed 5 times on
 // the way. The copy of the log table holds every row of the first (the
-// Java client's scans, as multisets; the output's journal, dedupe, keeps
-// most rows written but not yet committed at a kill from being written
-// again after the restart; the repeats left are counted). The copy of the primary-key
+// Java client's scans, as multisets) and no row twice: the output's
+// journal, dedupe, keeps the rows written but not yet committed at a kill
+// from being written again after the restart. The copy of the primary-key
 // table is the same state (the Java client's replay of both changelogs,
 // and `fluss scan --snapshot` of the copy).
 func (f *fixture) testRoundTrip(t *testing.T) {
@@ -52,11 +52,11 @@ func (f *fixture) testRoundTrip(t *testing.T) {
 		if len(foreign) > 0 {
 			t.Errorf("%s holds %d rows that are no row of %s, e.g. %s", copyName, len(foreign), f.log.name, foreign[0])
 		}
-		// The journal keeps most repeats out (4,000 before it, 1,000 with
-		// it over 5 kills); at most what one kill can leave written but
-		// uncommitted may come back: the input's checkpoint_limit per
-		// partition (4 partitions).
-		if dups > reverseKills*4*10000 {
+		// The output's journal keeps the rows written but not committed
+		// at a kill from being written again (without it, 3,000 and 1,000
+		// repeats over 5 kills were measured), and the input hands out no
+		// acknowledged message twice: idempotent writes duplicate nothing.
+		if dups > 0 {
 			t.Errorf("%d duplicates after %d kills", dups, reverseKills)
 		}
 	})
