@@ -407,8 +407,19 @@ func TestGroupPollRacingAnAcknowledgement(t *testing.T) {
 		t.Fatal(err)
 	}
 	acked := make(chan struct{})
-	go func() { ackAll(t, rs); close(acked) }() // its store waits behind the poll
-	time.Sleep(100 * time.Millisecond)
+	go func() { // the stores wait behind the poll
+		defer close(acked)
+		for _, r := range rs {
+			if err := r.ack(context.Background(), nil); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	for settled := false; !settled; time.Sleep(5 * time.Millisecond) {
+		in.mu.Lock()
+		settled = in.parts[0] != nil && in.parts[0].inFlight == 0
+		in.mu.Unlock()
+	}
 	stall.Release()
 	r := <-done
 	<-acked
