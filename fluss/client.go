@@ -154,7 +154,7 @@ type Client struct {
 	wcfg wire.Config
 
 	mu     sync.Mutex
-	conns  map[string]*connSlot
+	conns  map[connKey]*connSlot
 	closed bool
 
 	meta metadataCache
@@ -188,7 +188,7 @@ func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
 	c := &Client{
 		cfg:   cfg,
 		log:   cfg.logger,
-		conns: make(map[string]*connSlot),
+		conns: make(map[connKey]*connSlot),
 		wcfg: wire.Config{
 			ClientName:       cfg.clientName,
 			ClientVersion:    cfg.clientVersion,
@@ -221,7 +221,7 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	slots := c.conns
-	c.conns = map[string]*connSlot{}
+	c.conns = map[connKey]*connSlot{}
 	c.mu.Unlock()
 	for _, s := range slots {
 		s.close()
@@ -255,7 +255,14 @@ func (c *Client) requestTimeout() time.Duration { return c.cfg.requestTimeout }
 func (c *Client) logger() *slog.Logger { return c.log }
 
 // ---------------------------------------------------------------------------
-// Connections: one per server address, redialled with backoff.
+// Connections: one per server address and lane, redialled with backoff.
+
+// connKey names a connection: lane 0 is the one every request uses; a
+// writer spreads its buckets over more lanes (see WriteConnections).
+type connKey struct {
+	addr string
+	lane int
+}
 
 type connSlot struct {
 	addr string
@@ -280,19 +287,26 @@ func (s *connSlot) close() {
 	}
 }
 
-// conn returns the live connection to addr, dialing it when needed. A slot
-// whose last dial failed waits out the backoff before dialing again (bounded
-// by ctx); concurrent callers share one dial.
+// conn returns the live connection to addr (lane 0), dialing it when
+// needed.
 func (c *Client) conn(ctx context.Context, addr string) (*wire.Conn, error) {
+	return c.laneConn(ctx, connKey{addr: addr})
+}
+
+// laneConn returns the live connection k names, dialing it when needed. A
+// slot whose last dial failed waits out the backoff before dialing again
+// (bounded by ctx); concurrent callers share one dial.
+func (c *Client) laneConn(ctx context.Context, k connKey) (*wire.Conn, error) {
+	addr := k.addr
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return nil, ErrClientClosed
 	}
-	s, ok := c.conns[addr]
+	s, ok := c.conns[k]
 	if !ok {
 		s = &connSlot{addr: addr}
-		c.conns[addr] = s
+		c.conns[k] = s
 	}
 	c.mu.Unlock()
 
@@ -361,6 +375,12 @@ func (c *Client) conn(ctx context.Context, addr string) (*wire.Conn, error) {
 // tabletConn returns the connection to tablet server id, refreshing cluster
 // metadata once if the id is unknown.
 func (c *Client) tabletConn(ctx context.Context, id int32) (*wire.Conn, error) {
+	return c.tabletLaneConn(ctx, id, 0)
+}
+
+// tabletLaneConn returns connection lane of tablet server id, refreshing
+// cluster metadata once if the id is unknown.
+func (c *Client) tabletLaneConn(ctx context.Context, id int32, lane int) (*wire.Conn, error) {
 	node, ok := c.meta.tablet(id)
 	if !ok {
 		if err := c.refreshCluster(ctx); err != nil {
@@ -370,7 +390,7 @@ func (c *Client) tabletConn(ctx context.Context, id int32) (*wire.Conn, error) {
 			return nil, fmt.Errorf("fluss: tablet server %d is not alive: %w", id, errcode.New(errcode.ServerNotExist.Code, ""))
 		}
 	}
-	return c.conn(ctx, node.Addr())
+	return c.laneConn(ctx, connKey{addr: node.Addr(), lane: lane})
 }
 
 // coordinatorConn returns the connection to the coordinator.

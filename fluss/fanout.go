@@ -31,3 +31,34 @@ func (c *Client) forEachLeader(ctx context.Context, info *TableInfo, partitionID
 	}
 	wg.Wait()
 }
+
+// forEachLane splits the buckets one leader gets into lanes (bucket mod
+// lanes: a bucket always takes the same one) and calls send once per lane
+// that has buckets, all concurrently, returning when every call has
+// returned. A Fluss server handles the requests of one connection one after
+// another, so a writer sends each lane over its own connection and the
+// server writes several buckets at once.
+func forEachLane(buckets []int32, lanes int, send func(lane int, buckets []int32)) {
+	if lanes <= 1 || len(buckets) <= 1 {
+		lane := 0
+		if lanes > 1 && len(buckets) == 1 {
+			lane = int(buckets[0]) % lanes
+		}
+		send(lane, buckets)
+		return
+	}
+	byLane := map[int][]int32{}
+	for _, b := range buckets {
+		l := int(b) % lanes
+		byLane[l] = append(byLane[l], b)
+	}
+	var wg sync.WaitGroup
+	for lane, bs := range byLane {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			send(lane, bs)
+		}()
+	}
+	wg.Wait()
+}

