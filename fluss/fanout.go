@@ -21,12 +21,18 @@ func (c *Client) forEachLeader(ctx context.Context, info *TableInfo, partitionID
 		}
 		byLeader[leader] = append(byLeader[leader], b)
 	}
+	sendGroups(byLeader, send)
+}
+
+// sendGroups calls send once per group of buckets, all concurrently, and
+// returns when every call has returned.
+func sendGroups[K comparable](groups map[K][]int32, send func(key K, buckets []int32)) {
 	var wg sync.WaitGroup
-	for leader, bs := range byLeader {
+	for k, bs := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			send(leader, bs)
+			send(k, bs)
 		}()
 	}
 	wg.Wait()
@@ -52,13 +58,5 @@ func forEachLane(buckets []int32, lanes int, send func(lane int, buckets []int32
 		l := int(b) % lanes
 		byLane[l] = append(byLane[l], b)
 	}
-	var wg sync.WaitGroup
-	for lane, bs := range byLane {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			send(lane, bs)
-		}()
-	}
-	wg.Wait()
+	sendGroups(byLane, send)
 }

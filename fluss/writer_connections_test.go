@@ -2,7 +2,6 @@ package fluss_test
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"sync"
 	"testing"
@@ -55,13 +54,8 @@ type watchedConn struct {
 
 func (c *watchedConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	c.out = append(c.out, p...)
-	for len(c.out) >= 6 {
-		n := int(binary.BigEndian.Uint32(c.out)) + 4
-		if len(c.out) < n {
-			break
-		}
-		if key := binary.BigEndian.Uint16(c.out[4:]); key == apiProduceLog || key == apiPutKV {
+	c.out = eachRequest(append(c.out, p...), func(key uint16, _ uint32) {
+		if key == apiProduceLog || key == apiPutKV {
 			c.w.mu.Lock()
 			if c.w.byAddr[c.addr] == nil {
 				c.w.byAddr[c.addr] = map[*watchedConn]bool{}
@@ -69,8 +63,7 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 			c.w.byAddr[c.addr][c] = true
 			c.w.mu.Unlock()
 		}
-		c.out = c.out[n:]
-	}
+	})
 	c.mu.Unlock()
 	return c.Conn.Write(p)
 }

@@ -82,20 +82,28 @@ type droppingConn struct {
 
 func (c *droppingConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
-	c.out = append(c.out, p...)
-	for len(c.out) >= 12 {
-		n := int(binary.BigEndian.Uint32(c.out)) + 4
-		if len(c.out) < n {
-			break
-		}
-		key := binary.BigEndian.Uint16(c.out[4:])
+	c.out = eachRequest(append(c.out, p...), func(key uint16, id uint32) {
 		if (key == apiProduceLog || key == apiPutKV) && c.d.loseNext() {
-			c.writes[binary.BigEndian.Uint32(c.out[8:])] = true
+			c.writes[id] = true
 		}
-		c.out = c.out[n:]
-	}
+	})
 	c.wmu.Unlock()
 	return c.Conn.Write(p)
+}
+
+// eachRequest calls fn with the api key and request id of every whole
+// request frame (length, api key, version, request id, ...) at the start of
+// out, and returns the bytes after them.
+func eachRequest(out []byte, fn func(key uint16, id uint32)) []byte {
+	for len(out) >= 12 {
+		n := int(binary.BigEndian.Uint32(out)) + 4
+		if len(out) < n {
+			break
+		}
+		fn(binary.BigEndian.Uint16(out[4:]), binary.BigEndian.Uint32(out[8:]))
+		out = out[n:]
+	}
+	return out
 }
 
 func (c *droppingConn) Read(p []byte) (int, error) {
