@@ -24,9 +24,16 @@ func (c *Client) forEachLeader(ctx context.Context, info *TableInfo, partitionID
 	sendGroups(byLeader, send)
 }
 
-// sendGroups calls send once per group of buckets, all concurrently, and
-// returns when every call has returned.
+// sendGroups calls send once per group of buckets, all concurrently (a
+// single group in this goroutine), and returns when every call has
+// returned.
 func sendGroups[K comparable](groups map[K][]int32, send func(key K, buckets []int32)) {
+	if len(groups) == 1 {
+		for k, bs := range groups {
+			send(k, bs)
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	for k, bs := range groups {
 		wg.Add(1)
@@ -40,22 +47,13 @@ func sendGroups[K comparable](groups map[K][]int32, send func(key K, buckets []i
 
 // forEachLane splits the buckets one leader gets into lanes (bucket mod
 // lanes: a bucket always takes the same one) and calls send once per lane
-// that has buckets, all concurrently, returning when every call has
-// returned. A Fluss server handles the requests of one connection one after
-// another, so a writer sends each lane over its own connection and the
-// server writes several buckets at once.
+// that has buckets, as sendGroups does. A Fluss server handles the requests
+// of one connection one after another, so a writer sends each lane over its
+// own connection and the server writes several buckets at once.
 func forEachLane(buckets []int32, lanes int, send func(lane int, buckets []int32)) {
-	if lanes <= 1 || len(buckets) <= 1 {
-		lane := 0
-		if lanes > 1 && len(buckets) == 1 {
-			lane = int(buckets[0]) % lanes
-		}
-		send(lane, buckets)
-		return
-	}
 	byLane := map[int][]int32{}
 	for _, b := range buckets {
-		l := int(b) % lanes
+		l := int(b) % max(lanes, 1)
 		byLane[l] = append(byLane[l], b)
 	}
 	sendGroups(byLane, send)

@@ -290,9 +290,10 @@ func (w *Writer) Append(ctx context.Context, partitionID int64, bucket int32, re
 }
 
 // AppendBuckets appends one record per bucket (one log batch each), with one
-// ProduceLog request per leader and connection (WriteConnections), and returns the base offset of each. On
-// error the offsets of the buckets that succeeded are still returned; the
-// error joins a *WriteError per failed bucket.
+// ProduceLog request per leader and connection (WriteConnections), and
+// returns the base offset of each. On error the offsets of the buckets that
+// succeeded are still returned; the error joins a *WriteError per failed
+// bucket.
 func (w *Writer) AppendBuckets(ctx context.Context, partitionID int64, recs map[int32]arrow.RecordBatch) (map[int32]int64, error) {
 	if w.info.HasPrimaryKey() {
 		return nil, fmt.Errorf("fluss: append to %s: %w", w.info.Path, errcode.New(errcode.NonPrimaryKeyTable.Code, "the table has a primary key: use Upsert and Delete"))
