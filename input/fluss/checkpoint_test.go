@@ -231,8 +231,9 @@ func TestConcurrentAcks(t *testing.T) {
 			}
 		}()
 	}
-	done := make(chan struct{})
+	done, flusherDone := make(chan struct{}), make(chan struct{})
 	go func() { // a flusher running alongside
+		defer close(flusherDone)
 		for {
 			select {
 			case <-done:
@@ -246,6 +247,10 @@ func TestConcurrentAcks(t *testing.T) {
 	}()
 	wg.Wait()
 	close(done)
+	// The flusher may hold a snapshot of the final positions that it has not
+	// yet marked persisted; like the input's single flush loop, the last flush
+	// runs after it.
+	<-flusherDone
 	if s, _ := c.takeSnapshot("db", "t"); s != nil {
 		c.persisted(s)
 	}
