@@ -41,7 +41,7 @@ func TestBootstrapRefusedSaysTheCauseOnce(t *testing.T) {
 
 // Two addresses: each cause once, in bootstrap order, on one line.
 func TestBootstrapErrorsOfSeveralServers(t *testing.T) {
-	a, b := testnet.Closed(t), testnet.Closed(t)
+	a, b := testnet.ClosedPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := NewClient(ctx, Bootstrap(a, b), RetryBackoff(Backoff{Initial: time.Millisecond, Max: time.Millisecond}))

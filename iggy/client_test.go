@@ -147,7 +147,8 @@ func TestRequestDeadlineAndCancel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer srv.Stall(iggytest.CmdPing).Release()
+			stall := srv.Stall(iggytest.CmdPing)
+			defer stall.Release()
 			begin := time.Now()
 			err = c.Ping(context.Background())
 			var te *iggy.TimeoutError
@@ -156,9 +157,13 @@ func TestRequestDeadlineAndCancel(t *testing.T) {
 			}
 			c = c2
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(100*time.Millisecond, cancel)
+			wctx := ctxT(t, 10*time.Second)
+			go func() { // once the ping is on the wire, cancel it
+				_ = stall.WaitFired(wctx, 2)
+				cancel()
+			}()
 			begin = time.Now()
-			if err := c.Ping(ctx); !errors.Is(err, context.Canceled) || time.Since(begin) > time.Second {
+			if err := c.Ping(ctx); !errors.Is(err, context.Canceled) || time.Since(begin) > 5*time.Second {
 				t.Errorf("cancelled ping: %v after %v", err, time.Since(begin))
 			}
 			if !c.Broken() {

@@ -162,17 +162,18 @@ func TestStallForDuration(t *testing.T) {
 	forVersions(t, func(t *testing.T, v Version) {
 		srv := startT(t, Options{Version: v})
 		cli := loginT(t, srv)
-		h := srv.StallFor(CmdPing, 150*time.Millisecond)
+		h := srv.StallFor(CmdPing, time.Second)
 		start := time.Now()
 		if err := cli.ping(); err != nil {
 			t.Fatal(err)
 		}
-		if d := time.Since(start); d < 150*time.Millisecond {
+		if d := time.Since(start); d < time.Second {
 			t.Fatalf("ping answered after %v", d)
 		}
 		h.Remove()
 		start = time.Now()
-		if err := cli.ping(); err != nil || time.Since(start) > 100*time.Millisecond {
+		// Well under the stall, with room for a loaded machine.
+		if err := cli.ping(); err != nil || time.Since(start) > 500*time.Millisecond {
 			t.Fatalf("ping after remove: %v after %v", err, time.Since(start))
 		}
 	})

@@ -50,11 +50,22 @@ func Silent(t testing.TB) string {
 // that was free a moment ago, so a dial is refused.
 func Closed(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	a, _ := ClosedPair(t)
+	return a
+}
+
+// ClosedPair returns two different addresses nobody listens on (both bound
+// before either is closed, so the kernel cannot hand out the same port twice).
+func ClosedPair(t testing.TB) (string, string) {
+	t.Helper()
+	var addrs [2]string
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs[i] = ln.Addr().String()
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	return addrs[0], addrs[1]
 }

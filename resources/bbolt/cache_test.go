@@ -260,13 +260,9 @@ func TestClosed(t *testing.T) {
 			t.Errorf("%s after Close = %v, want a closed error naming %s", op, err, path)
 		}
 	}
-	// The lock is released: the file opens again at once.
-	start := time.Now()
-	c2 := open(t, bbolt.Options{Path: path, OpenTimeout: time.Second})
-	if el := time.Since(start); el > 500*time.Millisecond {
-		t.Fatalf("reopening after Close took %s", el)
-	}
-	_ = c2
+	// The lock is released: the file opens again (open fails the test when
+	// the lock is still held after OpenTimeout).
+	open(t, bbolt.Options{Path: path, OpenTimeout: time.Second})
 }
 
 // TestSameProcessSharing checks two caches on one file in one process (two

@@ -38,9 +38,8 @@ func (c *Conn) handshake(ctx context.Context) error {
 		ClientSoftwareVersion: proto.String(c.cfg.ClientVersion),
 	}
 	var resp pb.ApiVersionsResponse
-	start := time.Now()
 	if err := c.Call(ctx, APIVersions, req, &resp, WithVersion(0), WithTimeout(c.cfg.HandshakeTimeout)); err != nil {
-		return unanswered(err, time.Since(start)) // it names the request or the connection's failure
+		return unanswered(err, c.cfg.DialTimeout) // it names the request or the connection's failure
 	}
 	versions := make(map[APIKey]versionRange, len(resp.GetApiVersions()))
 	for _, v := range resp.GetApiVersions() {
@@ -65,16 +64,20 @@ func (c *Conn) handshake(ctx context.Context) error {
 
 // unanswered returns the failure of the first request, ApiVersions, as an
 // ErrNoAnswer when the peer closed or reset the connection or sent nothing
-// for waited (the handshake time, or what was left of the dial timeout);
-// other failures, an answer that is not a Fluss frame among them, are
-// returned unchanged. A caller whose own context ended replaces the
-// timeout with its context's error (Dial).
-func unanswered(err error, waited time.Duration) error {
+// within the limit that ended the wait: the request's own timer (the
+// handshake time) or the dial's context (dialTimeout, counted from the dial's
+// start). The limit is said as configured, not as measured, so the message
+// does not depend on how late a timer fired. Other failures, an answer that
+// is not a Fluss frame among them, are returned unchanged. A caller whose own
+// context ended replaces the timeout with its context's error (Dial).
+func unanswered(err error, dialTimeout time.Duration) error {
 	var te *TimeoutError
 	var ce *ConnError
 	switch {
-	case errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded):
-		return &noAnswerError{how: fmt.Sprintf("sent nothing within %v", waited.Round(100*time.Millisecond)), cause: err}
+	case errors.As(err, &te):
+		return &noAnswerError{how: fmt.Sprintf("sent nothing within %v", te.After.Round(time.Millisecond)), cause: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &noAnswerError{how: fmt.Sprintf("sent nothing within %v", dialTimeout), cause: err}
 	case !errors.As(err, &ce) || ce.Op != "read":
 		return err
 	case errors.Is(err, io.EOF):
