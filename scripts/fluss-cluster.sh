@@ -13,6 +13,7 @@
 #   fluss-cluster.sh status [--dir DIR]
 #   fluss-cluster.sh kill-tablet ID [--signal KILL|TERM] [--dir DIR]
 #   fluss-cluster.sh start-tablet ID [--dir DIR]
+#   fluss-cluster.sh restart-coordinator [--dir DIR]
 #   fluss-cluster.sh logs [--dir DIR] [--lines N]
 #   fluss-cluster.sh fetch
 #   fluss-cluster.sh fetch-s3
@@ -29,7 +30,8 @@
 #   fluss-conf.sh   writing zoo.cfg / log4j2.properties / server.yaml, reading cluster.env
 #   fluss-proc.sh   pid files, signalling and stopping processes, starting the JVMs
 #   fluss-ready.sh  free ports, log-based readiness checks, waiting, log tails
-#   fluss-health.sh diagnose (a failed run's report) and supervise (tablet restarts)
+#   fluss-health.sh diagnose (a failed run's report) and supervise (tablet and
+#                   wedged-coordinator restarts)
 #   fluss-s3.sh     --remote-storage s3: a SeaweedFS S3 server, bucket, fluss-fs-s3 plugin
 
 set -euo pipefail
@@ -97,12 +99,16 @@ Commands:
   status        show the processes and the bootstrap address; exit 0 when all run
   kill-tablet ID [--signal KILL|TERM]   stop one TabletServer (default SIGKILL)
   start-tablet ID                       (re)start TabletServer ID and wait for it
+  restart-coordinator   stop the CoordinatorServer (SIGTERM, SIGKILL after 30s), start
+                it on the same listeners and wait until it has loaded the cluster
   logs [--lines N]                      print the last N lines (default 50) of every log
   diagnose      the processes' states, each log's first errors, lifecycle lines and
                 warnings by message, the JVMs' output, disk and memory
   supervise [--interval S] [--grace S]  until \`down\`, restart a tablet server whose
                 process exited or that the coordinator counts as dead for S
-                seconds (default 60); the coordinator and ZooKeeper are reported only
+                seconds (default 60), and a coordinator that logs a wedged request
+                batch (it fails every later change); an exited coordinator or
+                ZooKeeper is reported only
   fetch         download the jars into the cache and exit
   fetch-s3      build SeaweedFS (weed, minutes) and fetch fluss-fs-s3 into the cache
   classpath     print the fluss-client classpath (downloads the jars if needed)
@@ -277,6 +283,7 @@ cmd_up() {
 		printf 'FLUSS_ZOOKEEPER=127.0.0.1:%s\n' "$ZK_PORT"
 		printf 'CLUSTER_TABLETS=%s\n' "$tablets"
 		printf 'CLUSTER_SASL=%s\n' "$sasl"
+		printf 'CLUSTER_CS_LISTENERS=%s\n' "$cs_listeners"
 		if ((sasl)); then
 			printf 'FLUSS_PLAINTEXT_BOOTSTRAP=%s\n' "$plain_bootstrap"
 			printf 'FLUSS_SASL_MECHANISM=PLAIN\n'
@@ -423,6 +430,41 @@ cmd_start_tablet() {
 	log "tablet server $id started in $((SECONDS - start))s"
 }
 
+# cmd_restart_coordinator [--dir DIR]: stop the CoordinatorServer and start a
+# new one on the same listeners. The new one reads every tablet server, table,
+# partition and bucket assignment from ZooKeeper and elects the missing leaders.
+cmd_restart_coordinator() {
+	parse_dir_args "$@"
+	((${#REST[@]} == 0)) || die "restart-coordinator: unknown argument '${REST[0]}'"
+	load_dir "$DIR_ARG"
+	[[ -f "$CLUSTER_DIR/cluster.env" ]] || die "cluster in $CLUSTER_DIR is not fully started"
+	read_env
+	release_names
+	[[ -n "${CLUSTER_CS_LISTENERS:-}" ]] ||
+		die "$CLUSTER_DIR/cluster.env does not name the coordinator's listeners (CLUSTER_CS_LISTENERS); the cluster was started by an older $(basename "$SELF")"
+	need java "install a JDK 17"
+	fetch_jars
+	SERVER_CP="$(classpath_of server)"
+	local pid left start=$SECONDS port="${FLUSS_BOOTSTRAP##*:}"
+	pid="$(pid_of coordinator)"
+	if ours "$pid"; then
+		# SIGTERM lets it close its ZooKeeper session, so the new one need not
+		# wait for the old registration to expire.
+		left="$(signal_and_wait TERM 30 "$pid")"
+		[[ -z "$left" ]] || left="$(signal_and_wait KILL 30 "$pid")"
+		[[ -z "$left" ]] || die "coordinator (pid $pid) did not exit after SIGKILL"
+	fi
+	local loaded='End initializing coordinator context' before
+	before="$(log_count "$CLUSTER_DIR/logs/coordinator.log" "$loaded")"
+	start_java coordinator "$CS_HEAP" "$CS_MAIN" --configDir "$CLUSTER_DIR/conf" \
+		"-Dbind.listeners=$CLUSTER_CS_LISTENERS"
+	WAIT_DEADLINE=$((SECONDS + START_TIMEOUT))
+	wait_for "the new CoordinatorServer to load the cluster" \
+		"(( \$(log_count '$CLUSTER_DIR/logs/coordinator.log' '$loaded') > $before ))" coordinator
+	wait_for "the CoordinatorServer on port $port" "port_open $port" coordinator
+	log "coordinator (pid $(pid_of coordinator)) started in $((SECONDS - start))s"
+}
+
 cmd_logs() {
 	local lines=50
 	parse_dir_args "$@"
@@ -470,6 +512,7 @@ main() {
 	status) cmd_status "$@" ;;
 	kill-tablet) cmd_kill_tablet "$@" ;;
 	start-tablet) cmd_start_tablet "$@" ;;
+	restart-coordinator) cmd_restart_coordinator "$@" ;;
 	logs) cmd_logs "$@" ;;
 	diagnose) cmd_diagnose "$@" ;;
 	supervise) cmd_supervise "$@" ;;

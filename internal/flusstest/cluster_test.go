@@ -2,6 +2,7 @@ package flusstest
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -136,7 +137,20 @@ func TestOwnCluster(t *testing.T) {
 
 	// The official client sees both tablet servers through the SASL listener.
 	c.RunJava(t, "wait-ready", "--tablets", "2")
-	c.RunJava(t, "create-database", UniqueName("flusstest"))
+	db := UniqueName("flusstest")
+	c.RunJava(t, "create-database", db)
+	before, after := db+".before", db+".after"
+	c.RunJava(t, "create-table", before, "--columns", "id BIGINT, name STRING", "--buckets", "2")
+	superviseRestartsWedgedCoordinator(t, c, pids)
+	// The new coordinator knows the table made before it and elects the
+	// leaders of a new one (what a wedged coordinator no longer does).
+	c.RunJava(t, "create-table", after, "--columns", "id BIGINT, name STRING", "--buckets", "2")
+	for _, table := range []string{before, after} {
+		c.RunJava(t, "append", table, "--rows", "20")
+		if n := strings.Count(strings.TrimSpace(c.RunJava(t, "scan", table)), "\n") + 1; n != 20 {
+			t.Errorf("table %s: scan found %d rows after the coordinator restart, want 20", table, n)
+		}
+	}
 	if tail := c.LogTail(5); !strings.Contains(tail, "coordinator.log") {
 		t.Errorf("LogTail does not show the coordinator log:\n%s", tail)
 	}
@@ -209,6 +223,44 @@ func superviseRestartsTablet(t *testing.T, c *Cluster, pids map[string]int) {
 		}
 	}
 	pids["tablet-0"], pids["supervise"] = now["tablet-0"], now["supervise"]
+}
+
+// superviseRestartsWedgedCoordinator writes into the coordinator's log the
+// line a wedged Fluss coordinator logs for every change it fails (the wedge
+// itself cannot be caused on purpose), and waits for the supervisor that
+// superviseRestartsTablet left running to restart the coordinator.
+func superviseRestartsWedgedCoordinator(t *testing.T, c *Cluster, pids map[string]int) {
+	t.Helper()
+	logPath := filepath.Join(c.Dir, "logs", "coordinator.log")
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fmt.Fprintf(f, "%s ERROR [coordinator-event-thread] CoordinatorEventProcessor - Uncaught error processing event "+
+		"java.lang.IllegalStateException: The NotifyLeaderAndIsr batch request from coordinator to tablet server "+
+		"is not empty while creating a new one. Some NotifyLeaderAndIsr request in {} might be lost.\n",
+		time.Now().Format("2006-01-02 15:04:05.000"))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(c.Dir, "supervise.log")
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		b, _ := os.ReadFile(logFile)
+		if bytes.Contains(b, []byte("coordinator is back")) {
+			break
+		}
+		if bytes.Contains(b, []byte("coordinator could not be restarted")) || time.Now().After(deadline) {
+			t.Fatalf("supervise did not restart the wedged coordinator; supervise.log:\n%s\n%s", b, c.LogTail(40))
+		}
+	}
+	now := c.Pids()
+	if now["coordinator"] == pids["coordinator"] || !ownedProcessAlive(now["coordinator"], c.Dir) {
+		t.Fatalf("coordinator not restarted: old pid %d, new pid %d", pids["coordinator"], now["coordinator"])
+	}
+	pids["coordinator"] = now["coordinator"]
 }
 
 func dial(t *testing.T, addr string) {

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # lib/fluss-health.sh: a running cluster's health: `diagnose` (what state the
 # processes and their logs are in, for a failed run's output) and `supervise`
-# (restart a tablet server that exited or that the coordinator counts as dead).
+# (restart a tablet server that exited or that the coordinator counts as dead,
+# and a coordinator that has wedged).
 # Sourced by scripts/fluss-cluster.sh (the only entry point), which defines
 # log/die, the process helpers (lib/fluss-proc.sh) and cmd_start_tablet.
 
@@ -79,10 +80,28 @@ restart_tablet() {
 	fi
 }
 
+# A Fluss coordinator that throws while it builds a request batch for the
+# tablet servers (seen once: a NullPointerException for a table whose creation
+# event it had missed) leaves the batch filled, and from then on fails every
+# change (leader elections of new tables and partitions) with this message.
+readonly COORDINATOR_WEDGED='is not empty while creating a new one'
+
+# restart_coordinator REASON: restart the coordinator (cmd_restart_coordinator).
+restart_coordinator() {
+	supervise_note "coordinator: $1; restarting it"
+	print_logs 30 coordinator >&2
+	if (cmd_restart_coordinator --dir "$CLUSTER_DIR"); then
+		supervise_note "coordinator is back"
+	else
+		supervise_note "coordinator could not be restarted"
+	fi
+}
+
 # cmd_supervise --dir DIR [--interval S] [--grace S]: until the cluster is gone,
 # restart a tablet server whose process exited, or that the coordinator has
-# counted as dead for GRACE seconds (default 60) while its process runs. The
-# coordinator and ZooKeeper are only reported: without them there is nothing to rejoin.
+# counted as dead for GRACE seconds (default 60) while its process runs, and a
+# coordinator whose log says it has wedged (COORDINATOR_WEDGED). An exited
+# coordinator or ZooKeeper is only reported: without them there is nothing to rejoin.
 cmd_supervise() {
 	parse_dir_args "$@"
 	local interval=5 grace=60
@@ -98,8 +117,17 @@ cmd_supervise() {
 	read_env
 	printf '%s\n' "$$" >"$CLUSTER_DIR/pids/supervise.pid"
 	local -A dead_since=() reported=()
-	local name pid id
+	local name pid id wedged seen_wedged=0 cs_restarts=0
 	while [[ -f "$CLUSTER_DIR/$MARKER" ]]; do
+		wedged="$(log_count "$CLUSTER_DIR/logs/coordinator.log" "$COORDINATOR_WEDGED")"
+		if ((wedged > seen_wedged)) && ours "$(pid_of coordinator)"; then
+			seen_wedged=$wedged
+			if ((cs_restarts++ < 3)); then
+				restart_coordinator "it logged a request batch left over from a failed change ('$COORDINATOR_WEDGED')"
+			elif ((cs_restarts == 4)); then
+				supervise_note "coordinator: wedged again after 3 restarts; not restarted any more"
+			fi
+		fi
 		while read -r name; do
 			[[ -n "$name" && "$name" != watchdog && "$name" != supervise ]] || continue
 			pid="$(pid_of "$name")"
