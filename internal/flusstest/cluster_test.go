@@ -194,16 +194,9 @@ func superviseRestartsTablet(t *testing.T, c *Cluster, pids map[string]int) {
 	if err := c.KillTabletServer(0); err != nil {
 		t.Fatal(err)
 	}
-	logFile := filepath.Join(c.Dir, "supervise.log")
-	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		b, _ := os.ReadFile(logFile)
-		if bytes.Contains(b, []byte("tablet server 0 is back")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			printed, _ := os.ReadFile(out.Name())
-			t.Fatalf("supervise did not restart tablet server 0 within 4 minutes; supervise.log:\n%s\nits output:\n%s", b, printed)
-		}
+	if b, ok := waitSuperviseLog(c, "tablet server 0 is back", "tablet server 0 could not be restarted"); !ok {
+		printed, _ := os.ReadFile(out.Name())
+		t.Fatalf("supervise did not restart tablet server 0 within 4 minutes; supervise.log:\n%s\nits output:\n%s", b, printed)
 	}
 	now := c.Pids()
 	if now["tablet-0"] == pids["tablet-0"] || !ownedProcessAlive(now["tablet-0"], c.Dir) {
@@ -246,21 +239,29 @@ func superviseRestartsWedgedCoordinator(t *testing.T, c *Cluster, pids map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	logFile := filepath.Join(c.Dir, "supervise.log")
-	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		b, _ := os.ReadFile(logFile)
-		if bytes.Contains(b, []byte("coordinator is back")) {
-			break
-		}
-		if bytes.Contains(b, []byte("coordinator could not be restarted")) || time.Now().After(deadline) {
-			t.Fatalf("supervise did not restart the wedged coordinator; supervise.log:\n%s\n%s", b, c.LogTail(40))
-		}
+	if b, ok := waitSuperviseLog(c, "coordinator is back", "coordinator could not be restarted"); !ok {
+		t.Fatalf("supervise did not restart the wedged coordinator; supervise.log:\n%s\n%s", b, c.LogTail(40))
 	}
 	now := c.Pids()
 	if now["coordinator"] == pids["coordinator"] || !ownedProcessAlive(now["coordinator"], c.Dir) {
 		t.Fatalf("coordinator not restarted: old pid %d, new pid %d", pids["coordinator"], now["coordinator"])
 	}
 	pids["coordinator"] = now["coordinator"]
+}
+
+// waitSuperviseLog waits up to 4 minutes for the supervisor's log to say
+// done, and reports false at once when it says failed. It returns the log.
+func waitSuperviseLog(c *Cluster, done, failed string) ([]byte, bool) {
+	logFile := filepath.Join(c.Dir, "supervise.log")
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		b, _ := os.ReadFile(logFile)
+		if bytes.Contains(b, []byte(done)) {
+			return b, true
+		}
+		if bytes.Contains(b, []byte(failed)) || time.Now().After(deadline) {
+			return b, false
+		}
+	}
 }
 
 func dial(t *testing.T, addr string) {
