@@ -402,22 +402,31 @@ cmd_kill_tablet() {
 	log "tablet server $id (pid $pid) stopped with SIG$sig"
 }
 
-cmd_start_tablet() {
-	local id="${1:-}"
-	[[ "$id" =~ ^[0-9]+$ ]] || die "start-tablet needs a tablet server id"
+# open_started_cluster COMMAND [--dir DIR]: for a command that starts a server
+# of a running cluster: the cluster's directory and cluster.env, its release's
+# names and the server class path.
+open_started_cluster() {
+	local cmd=$1
 	shift
 	parse_dir_args "$@"
-	((${#REST[@]} == 0)) || die "start-tablet: unknown argument '${REST[0]}'"
+	((${#REST[@]} == 0)) || die "$cmd: unknown argument '${REST[0]}'"
 	load_dir "$DIR_ARG"
 	[[ -f "$CLUSTER_DIR/cluster.env" ]] || die "cluster in $CLUSTER_DIR is not fully started"
 	read_env
 	release_names
-	if ours "$(pid_of "tablet-$id")"; then
-		die "tablet server $id is already running"
-	fi
 	need java "install a JDK 17"
 	fetch_jars
 	SERVER_CP="$(classpath_of server)"
+}
+
+cmd_start_tablet() {
+	local id="${1:-}"
+	[[ "$id" =~ ^[0-9]+$ ]] || die "start-tablet needs a tablet server id"
+	shift
+	open_started_cluster start-tablet "$@"
+	if ours "$(pid_of "tablet-$id")"; then
+		die "tablet server $id is already running"
+	fi
 	local callback="New tablet server callback for tablet server $id\$" before
 	before="$(log_count "$CLUSTER_DIR/logs/coordinator.log" "$callback")"
 	local start=$SECONDS
@@ -434,17 +443,9 @@ cmd_start_tablet() {
 # new one on the same listeners. The new one reads every tablet server, table,
 # partition and bucket assignment from ZooKeeper and elects the missing leaders.
 cmd_restart_coordinator() {
-	parse_dir_args "$@"
-	((${#REST[@]} == 0)) || die "restart-coordinator: unknown argument '${REST[0]}'"
-	load_dir "$DIR_ARG"
-	[[ -f "$CLUSTER_DIR/cluster.env" ]] || die "cluster in $CLUSTER_DIR is not fully started"
-	read_env
-	release_names
+	open_started_cluster restart-coordinator "$@"
 	[[ -n "${CLUSTER_CS_LISTENERS:-}" ]] ||
 		die "$CLUSTER_DIR/cluster.env does not name the coordinator's listeners (CLUSTER_CS_LISTENERS); the cluster was started by an older $(basename "$SELF")"
-	need java "install a JDK 17"
-	fetch_jars
-	SERVER_CP="$(classpath_of server)"
 	local pid left start=$SECONDS port="${FLUSS_BOOTSTRAP##*:}"
 	pid="$(pid_of coordinator)"
 	if ours "$pid"; then

@@ -50,15 +50,21 @@ func Silent(t testing.TB) string {
 // that was free a moment ago, so a dial is refused.
 func Closed(t testing.TB) string {
 	t.Helper()
-	a, _ := ClosedPair(t)
-	return a
+	return closed(t, 1)[0]
 }
 
-// ClosedPair returns two different addresses nobody listens on (both bound
-// before either is closed, so the kernel cannot hand out the same port twice).
+// ClosedPair returns two different addresses nobody listens on.
 func ClosedPair(t testing.TB) (string, string) {
 	t.Helper()
-	var addrs [2]string
+	a := closed(t, 2)
+	return a[0], a[1]
+}
+
+// closed returns n different refused addresses: all are bound before any is
+// closed, so the kernel cannot hand out one port twice.
+func closed(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
 	for i := range addrs {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -67,5 +73,5 @@ func ClosedPair(t testing.TB) (string, string) {
 		defer ln.Close()
 		addrs[i] = ln.Addr().String()
 	}
-	return addrs[0], addrs[1]
+	return addrs
 }

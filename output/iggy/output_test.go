@@ -555,6 +555,8 @@ func TestServerDownAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	down := out
+	defer func() { _ = down.Close(context.Background()) }() // it leaves the stuck report
 	for range 3 {
 		start := time.Now()
 		err := out.Connect(ctxT(t, time.Minute))

@@ -96,6 +96,7 @@ func TestConnectBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() { _ = out.Close(ctxT(t, 5*time.Second)) }()
 	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second} {
 		err := out.Connect(ctxT(t, 10*time.Second))
 		var eb *service.ErrBackOff
@@ -124,6 +125,7 @@ func TestNotAnIggyServer(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), addr+" is not an Iggy server") {
 			t.Errorf("server_version %s: %v", v, err)
 		}
+		_ = out.Close(ctxT(t, 5*time.Second))
 	}
 }
 
